@@ -1,0 +1,3 @@
+module github.com/linattn/linattn
+
+go 1.26.8

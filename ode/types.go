@@ -1,0 +1,188 @@
+package ode
+
+import (
+	"fmt"
+	"math"
+)
+
+// Func evaluates the right-hand side f(t, y) into dydt. It must not keep y or
+// dydt after it returns, and must not modify y.
+type Func func(t float64, y, dydt []float64)
+
+// Problem is the initial-value problem y' = Func(t, y), y(T0) = Y0, to be
+// solved up to T1. T1 < T0 integrates backwards in time.
+type Problem struct {
+	Func   Func
+	T0, T1 float64
+	Y0     []float64
+}
+
+// Settings controls a solve. The zero value is usable: DP5, RTol 1e-6,
+// ATol 1e-9, automatic initial step, no output besides the final state.
+type Settings struct {
+	// Method is the Runge–Kutta pair; nil means DP5.
+	Method *Method
+
+	// RTol and ATol set the error tolerance: the RMS norm of
+	// err_i / (atol_i + RTol·max(|y_n,i|, |y_n+1,i|)) must be ≤ 1 (HNW I,
+	// eq. II.4.10–11). Zero means the default (1e-6 and 1e-9). ATolVec, if not
+	// nil, gives atol per component and overrides ATol.
+	RTol, ATol float64
+	ATolVec    []float64
+
+	// InitialStep is the first step size; 0 selects it by Hairer's
+	// algorithm (HNW I, p. 169). MaxStep bounds |h|; 0 means |T1 − T0|.
+	InitialStep, MaxStep float64
+
+	// MaxSteps bounds the number of attempted steps; 0 means 100000.
+	MaxSteps int
+
+	// FixedStep > 0 disables error control: the interval is divided into
+	// ⌈|T1−T0|/FixedStep⌉ equal steps, all accepted. For convergence studies.
+	FixedStep float64
+
+	// Controller adjusts the step size; zero fields take the method's
+	// defaults.
+	Controller Controller
+
+	// TEval lists times, monotone in the direction of integration and inside
+	// [T0, T1], at which the solution is returned (Result.YEval).
+	TEval []float64
+
+	// Events are located on the dense output at every accepted step.
+	Events []Event
+
+	// EventSamples is the number of sub-intervals of each step in which the
+	// event functions are sampled for sign changes, so that several
+	// crossings in one step are found (one per sub-interval); 0 means 4.
+	EventSamples int
+
+	// Dense keeps the continuous extension of every accepted step in
+	// Result.Solution. It costs memory (and allocations) per step.
+	Dense bool
+
+	// Observer, if not nil, is called after every accepted step. A non-nil
+	// error ends the solve with StatusStopped, returning that error wrapped.
+	Observer func(*Step) error
+}
+
+// Controller is the step-size controller. A step with error norm err ≤ 1 is
+// accepted and the next step is h·clamp(Safety·err^−Beta1·errPrev^Beta2,
+// MinScale, MaxScale), never larger than h right after a rejection; a step
+// with err > 1 is retried with h·max(MinScale, Safety·err^−Beta1). With
+// Beta2 > 0 this is the PI controller of Gustafsson (HNW II, IV.2; dopri5.f).
+type Controller struct {
+	Safety   float64 // default 0.9
+	MinScale float64 // default: the method's (0.2 for DP5)
+	MaxScale float64 // default: the method's (10 for DP5)
+	Beta1    float64 // default: the method's
+	Beta2    float64 // default: the method's; ignored when Integral is set
+	// Integral selects the elementary (I) controller: Beta1 = 1/(q+1) with q
+	// the order of the embedded formula, Beta2 = 0.
+	Integral bool
+}
+
+// Direction selects which zero crossings of an event function count.
+type Direction int
+
+const (
+	Both    Direction = 0  // any sign change
+	Rising  Direction = 1  // g goes from negative to non-negative
+	Falling Direction = -1 // g goes from positive to non-positive
+)
+
+// Event is a function g(t, y) whose zero crossings are located during the
+// solve. g must not modify y. A Terminal event ends the solve at its first
+// crossing.
+type Event struct {
+	Func      func(t float64, y []float64) float64
+	Direction Direction
+	Terminal  bool
+}
+
+// EventRecord is one located crossing.
+type EventRecord struct {
+	Index     int       // index into Settings.Events
+	T         float64   // time of the crossing
+	Y         []float64 // state at T
+	Direction Direction // Rising or Falling
+}
+
+// Status says how a solve ended.
+type Status int
+
+const (
+	Success       Status = iota // reached T1
+	TerminalEvent               // stopped at a terminal event
+	StepTooSmall                // the step size fell below 10 ulp of t
+	NonFinite                   // NaN or Inf that step rejection could not cure
+	TooManySteps                // MaxSteps attempted steps
+	Canceled                    // the context was canceled
+	Stopped                     // the observer returned an error
+)
+
+func (s Status) String() string {
+	switch s {
+	case Success:
+		return "Success"
+	case TerminalEvent:
+		return "TerminalEvent"
+	case StepTooSmall:
+		return "StepTooSmall"
+	case NonFinite:
+		return "NonFinite"
+	case TooManySteps:
+		return "TooManySteps"
+	case Canceled:
+		return "Canceled"
+	case Stopped:
+		return "Stopped"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Stats counts the work of a solve.
+type Stats struct {
+	FuncEvals int // evaluations of the right-hand side
+	Steps     int // accepted steps
+	Rejected  int // rejected steps
+}
+
+// Result is the outcome of a solve. On failure it holds the solution up to
+// the last accepted step.
+type Result struct {
+	Status Status
+	T      float64   // time reached
+	Y      []float64 // state at T
+
+	// TEval and YEval hold the requested output times reached and the states
+	// there, row-major: YEval[i*n:(i+1)*n] is y(TEval[i]).
+	TEval []float64
+	YEval []float64
+
+	Events   []EventRecord
+	Solution *Solution // non-nil when Settings.Dense was set
+	Stats    Stats
+}
+
+// Error reports why a solve failed: its status, the time reached and the
+// cause. Err, if not nil, is the underlying error (a context error or the
+// observer's).
+type Error struct {
+	Status Status
+	T, H   float64
+	Cause  string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("ode: %v at t=%.17g (h=%.3g): %s", e.Status, e.T, e.H, e.Cause)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
