@@ -1,0 +1,112 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+var sinkF float64
+
+func benchSystem(b *testing.B, kind Kind, d, h, r int) (*System, []float64) {
+	data, err := NewData(PowerLaw(d, 1, 1), RandomRotation(d, 1), 1.0/31)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewSystem(data, Model{Kind: kind, H: h, R: r, Tau: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	y, _ := s.Init(0.5, 1)
+	return s, s.ToEigen(nil, y)
+}
+
+// BenchmarkDeriv times one evaluation of the right-hand side. Alongside,
+// BenchmarkProducts times the matrix products the evaluation needs (three
+// (H·R)×D×D products for the separate model; for the merged one the two
+// H×D² matrix–vector products and the rank-one update v Gᵀ) with the same
+// kernels; the ratio of the two is the cost of everything else.
+func BenchmarkDeriv(b *testing.B) {
+	for _, c := range derivCases {
+		b.Run(c.name(), func(b *testing.B) {
+			s, y := benchSystem(b, c.kind, c.d, c.h, c.r)
+			dy := make([]float64, s.Len())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.Deriv(dy, y)
+			}
+			sinkF = dy[0]
+		})
+	}
+}
+
+func BenchmarkProducts(b *testing.B) {
+	for _, c := range derivCases {
+		b.Run(c.name(), func(b *testing.B) {
+			s, y := benchSystem(b, c.kind, c.d, c.h, c.r)
+			d, h := c.d, c.h
+			m := make([]float64, d*d)
+			out := make([]float64, s.Len())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if c.kind == Merged {
+					impl.Dgemv(blas.Trans, h, d*d, 1, y[h:], d*d, y[:h], 1, 0, m, 1)
+					impl.Dgemv(blas.NoTrans, h, d*d, 1, y[h:], d*d, m, 1, 0, out[:h], 1)
+					for j := range out[h:] {
+						out[h+j] = 0
+					}
+					impl.Dger(h, d*d, 1, y[:h], 1, m, 1, out[h:], d*d)
+					continue
+				}
+				hr := h * c.r
+				k, q := y[h:h+hr*d], y[h+hr*d:]
+				gemm(blas.Trans, blas.NoTrans, d, d, hr, k, d, q, d, m, d)
+				gemm(blas.NoTrans, blas.Trans, hr, d, d, q, d, m, d, out[h:h+hr*d], d)
+				gemm(blas.NoTrans, blas.NoTrans, hr, d, d, k, d, m, d, out[h+hr*d:], d)
+			}
+			sinkF = out[0]
+		})
+	}
+}
+
+type derivCase struct {
+	kind    Kind
+	d, h, r int
+}
+
+func (c derivCase) name() string {
+	if c.kind == Merged {
+		return fmt.Sprintf("merged/D=%d/H=%d", c.d, c.h)
+	}
+	return fmt.Sprintf("separate/D=%d/H=%d/R=%d", c.d, c.h, c.r)
+}
+
+var derivCases = []derivCase{
+	{Separate, 4, 4, 1}, {Separate, 8, 9, 1}, {Separate, 8, 9, 8}, {Separate, 32, 32, 1}, {Separate, 128, 128, 1},
+	{Merged, 8, 8, 0}, {Merged, 32, 32, 0}, {Merged, 128, 8, 0},
+}
+
+// BenchmarkPaperExample solves the paper's D = 4 separate example (N = 31,
+// H = 4, R = 1, λ = 0.4, 0.3, 0.2, 0.1, w_init = 0.01, seed 3) through all
+// four drops until L − L* < 1e-6, with the default tolerances and the
+// transition events.
+func BenchmarkPaperExample(b *testing.B) {
+	s, y0 := paperExample(b, Separate, 3)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var tr *Trajectory
+	for i := 0; i < b.N; i++ {
+		var err error
+		tr, err = s.Run(context.Background(), y0, RunSettings{T: 1e6, StopTol: 1e-6, Times: []float64{0}})
+		if err != nil || len(tr.Transitions) != 4 {
+			b.Fatalf("err=%v, %d transitions", err, len(tr.Transitions))
+		}
+	}
+	b.ReportMetric(float64(tr.Stats.FuncEvals), "nfev")
+	b.ReportMetric(float64(tr.Stats.Steps), "steps")
+	b.ReportMetric(tr.FinalT, "t_end")
+}

@@ -1,0 +1,20 @@
+// Package flow is the exact population (infinite-data) gradient flow of
+// multi-head linear attention trained on in-context linear regression, for
+// merged (ATTN_M) and separate rank-R (ATTN_S) key–query parametrizations
+// (Zhang, Singh, Latham, Saxe, "Training Dynamics of In-Context Learning in
+// Linear Attention", ICML 2025; the formulas in one notation are in
+// shared/MATH.md).
+//
+// Both models predict ŷ = βᵀ M x_q with an effective map M, and the flow is
+// driven by the residual G = Λ² − A M Λ with A = E[Λ̂²] = Λ² + ν(Λ + tr(Λ)I)Λ
+// and ν = E[1/N]. The population loss is
+//
+//	L(M) = tr(Λ) − 2 tr(ΛMΛ) + tr(Mᵀ A M Λ).
+//
+// A System integrates the flow in the eigenbasis of Λ, where Λ and A are
+// diagonal, without ever forming the D²×D² matrix E[zzᵀ] = Λ ⊗ A; the
+// literal form of the paper (eq. attnM-gd) is kept as LiteralMergedDeriv for
+// tests. Run drives a solve with the ode package and records the loss, the
+// states on an output grid and the times at which the loss crosses half-way
+// between consecutive plateau levels.
+package flow

@@ -1,0 +1,325 @@
+package flow
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// testData returns a task with a non-diagonal covariance (random rotation)
+// and ν of the next-token loss, which differs from 1/N.
+func testData(t testing.TB, lambda []float64, seed uint64) *Data {
+	t.Helper()
+	nu, err := NuNextToken(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := NewData(lambda, RandomRotation(len(lambda), seed), nu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func newSys(t testing.TB, d *Data, m Model) *System {
+	t.Helper()
+	s, err := NewSystem(d, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// mapOriginal forms M in the original basis directly from the weights:
+// Σ_i v_i U_i or Σ_{i,r} v_i k_{i,r} q_{i,r}ᵀ.
+func mapOriginal(s *System, y []float64) *mat.Dense {
+	d, h := s.Dim(), s.Model.H
+	m := mat.NewDense(d, d, nil)
+	if s.Model.Kind == Merged {
+		for i := 0; i < h; i++ {
+			var u mat.Dense
+			u.Scale(y[i], s.HeadMatrix(y, i))
+			m.Add(m, &u)
+		}
+		return m
+	}
+	k, q := s.Keys(y), s.Queries(y)
+	for row := 0; row < h*s.Model.R; row++ {
+		vi := y[row/s.Model.R]
+		for a := 0; a < d; a++ {
+			for b := 0; b < d; b++ {
+				m.Set(a, b, m.At(a, b)+vi*k.At(row, a)*q.At(row, b))
+			}
+		}
+	}
+	return m
+}
+
+// derivOriginal is Deriv mapped to the original basis.
+func derivOriginal(s *System, y []float64) []float64 {
+	ye := s.ToEigen(nil, y)
+	dy := make([]float64, s.Len())
+	s.Deriv(dy, ye)
+	return s.FromEigen(nil, dy)
+}
+
+func relErr(got, want []float64) float64 {
+	var num, den float64
+	for i := range got {
+		num += (got[i] - want[i]) * (got[i] - want[i])
+		den += want[i] * want[i]
+	}
+	return math.Sqrt(num / den)
+}
+
+var gradCases = []struct {
+	name string
+	m    Model
+	lam  []float64
+}{
+	{"merged D3 H2", Model{Kind: Merged, H: 2, Tau: 1.7}, []float64{0.9, 0.5, 0.2}},
+	{"merged D4 H5", Model{Kind: Merged, H: 5, Tau: 1}, []float64{1.3, 0.7, 0.4, 0.1}},
+	{"separate D4 H3 R2", Model{Kind: Separate, H: 3, R: 2, Tau: 0.8}, []float64{1.3, 0.7, 0.4, 0.1}},
+	{"separate D5 H2 R3", Model{Kind: Separate, H: 2, R: 3, Tau: 2}, []float64{2, 1, 0.6, 0.3, 0.25}},
+	{"separate D3 H4 R1", Model{Kind: Separate, H: 4, R: 1, Tau: 1}, []float64{0.5, 0.3, 0.2}},
+}
+
+// TestDerivIsHalfNegativeGradient checks τ dW/dt = −½ ∂L/∂W against central
+// differences of the loss formed in the original basis from the weights
+// (Data.LossOfMap), so that the eigenbasis rotation is tested too.
+func TestDerivIsHalfNegativeGradient(t *testing.T) {
+	for ci, tc := range gradCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSys(t, testData(t, tc.lam, uint64(ci+1)), tc.m)
+			y, err := s.Init(1.5, uint64(10+ci))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := derivOriginal(s, y)
+			loss := func(y []float64) float64 { return s.Data.LossOfMap(mapOriginal(s, y)) }
+			want := make([]float64, len(y))
+			const h = 1e-5
+			for i := range y {
+				orig := y[i]
+				y[i] = orig + h
+				lp := loss(y)
+				y[i] = orig - h
+				lm := loss(y)
+				y[i] = orig
+				want[i] = -(lp - lm) / (2 * h) / (2 * tc.m.Tau)
+			}
+			if e := relErr(got, want); e > 1e-8 {
+				t.Errorf("relative difference from −½∇L/τ: %.3g", e)
+			}
+			var fdNorm float64
+			for _, w := range want {
+				fdNorm += w * w
+			}
+			fdNorm = 2 * tc.m.Tau * math.Sqrt(fdNorm) // ‖∇L‖ = 2τ‖dθ/dt‖
+			if g := s.GradNorm(s.ToEigen(nil, y)); math.Abs(g-fdNorm) > 1e-7*fdNorm {
+				t.Errorf("GradNorm %.10g, finite differences %.10g", g, fdNorm)
+			}
+			// The eigenbasis loss equals the original-basis one.
+			if l1, l2 := s.Loss(s.ToEigen(nil, y)), loss(y); math.Abs(l1-l2) > 1e-12*math.Abs(l2) {
+				t.Errorf("Loss %.17g, LossOfMap %.17g", l1, l2)
+			}
+		})
+	}
+}
+
+func TestFastPathEqualsLiteral(t *testing.T) {
+	// The merged flow through G = Λ² − AMΛ equals the literal two-layer
+	// network with explicit E[y zᵀ] and E[z zᵀ] (paper eq. attnM-gd).
+	for _, tc := range gradCases[:2] {
+		s := newSys(t, testData(t, tc.lam, 3), tc.m)
+		y, _ := s.Init(2, 5)
+		lit := make([]float64, len(y))
+		LiteralMergedDeriv(s, lit, y)
+		if e := relErr(derivOriginal(s, y), lit); e > 1e-12 {
+			t.Errorf("%s: fast path differs from the literal flow by %.3g relative", tc.name, e)
+		}
+	}
+}
+
+func TestStatistics(t *testing.T) {
+	// A = E[Λ̂²] has the eigenvalues a_d; E[zzᵀ] = Λ ⊗ A satisfies the
+	// Kronecker identity (Λ ⊗ A) vec(M) = vec(A M Λ) (MATH.md).
+	data := testData(t, []float64{0.9, 0.4, 0.1}, 4)
+	lam, a := data.Covariance(), data.A()
+	var want mat.Dense
+	want.Mul(lam, lam)
+	var tmp mat.Dense
+	tmp.Scale(data.Trace(), mat.NewDiagDense(3, []float64{1, 1, 1}))
+	tmp.Add(&tmp, lam)
+	tmp.Mul(&tmp, lam)
+	tmp.Scale(data.Nu, &tmp)
+	want.Add(&want, &tmp)
+	if !mat.EqualApprox(a, &want, 1e-14) {
+		t.Errorf("A = %v, want Λ² + ν(Λ + tr Λ I)Λ = %v", mat.Formatted(a), mat.Formatted(&want))
+	}
+	m := mat.NewDense(3, 3, []float64{0.3, -1, 2, 0.5, 0.1, -0.7, 1.1, 0.2, 0.4})
+	lhs := mat.NewVecDense(9, nil)
+	lhs.MulVec(data.EZZ(), mat.NewVecDense(9, vec(m)))
+	var amL mat.Dense
+	amL.Mul(a, m)
+	amL.Mul(&amL, lam)
+	if e := relErr(lhs.RawVector().Data, vec(&amL)); e > 1e-14 {
+		t.Errorf("(Λ⊗A)vec(M) vs vec(AMΛ): %.3g", e)
+	}
+	var l2 mat.Dense
+	l2.Mul(lam, lam)
+	if e := relErr(data.EYZ(), vec(&l2)); e > 1e-15 {
+		t.Errorf("E[yz] ≠ vec(Λ²): %.3g", e)
+	}
+}
+
+func TestNu(t *testing.T) {
+	if nu, _ := NuFixed(31); nu != 1.0/31 {
+		t.Errorf("NuFixed(31) = %v", nu)
+	}
+	// H_3/3 = (1 + 1/2 + 1/3)/3 = 11/18.
+	if nu, _ := NuNextToken(3); math.Abs(nu-11.0/18) > 2e-16 {
+		t.Errorf("NuNextToken(3) = %v, want 11/18", nu)
+	}
+	// p(N) uniform on {2, 4}: ν = (1/2 + 1/4)/2 = 3/8.
+	if nu, _ := NuDistribution([]float64{0, 1, 0, 1}); math.Abs(nu-0.375) > 1e-16 {
+		t.Errorf("NuDistribution = %v, want 3/8", nu)
+	}
+	if nu, _ := NuDistribution([]float64{0, 0, 2}); math.Abs(nu-1.0/3) > 1e-16 {
+		t.Errorf("point mass at N=3: ν = %v", nu)
+	}
+}
+
+func TestValidation(t *testing.T) {
+	for name, f := range map[string]func() error{
+		"empty lambda": func() error { _, err := NewData(nil, nil, 0.1); return err },
+		"zero lambda":  func() error { _, err := NewData([]float64{1, 0}, nil, 0.1); return err },
+		"NaN lambda":   func() error { _, err := NewData([]float64{math.NaN()}, nil, 0.1); return err },
+		"nu 0":         func() error { _, err := NewData([]float64{1}, nil, 0); return err },
+		"nu > 1":       func() error { _, err := NewData([]float64{1}, nil, 1.5); return err },
+		"not orthogonal": func() error {
+			_, err := NewData([]float64{1, 2}, mat.NewDense(2, 2, []float64{1, 0.1, 0, 1}), 0.1)
+			return err
+		},
+		"not symmetric": func() error {
+			_, err := NewDataCovariance(mat.NewDense(2, 2, []float64{1, 0.1, 0, 1}), 0.1)
+			return err
+		},
+		"not PD":  func() error { _, err := NewDataCovariance(mat.NewDense(2, 2, []float64{1, 2, 2, 1}), 0.1); return err },
+		"N 0":     func() error { _, err := NuFixed(0); return err },
+		"weights": func() error { _, err := NuDistribution([]float64{-1, 2}); return err },
+		"H 0": func() error {
+			_, err := NewSystem(mustData(t), Model{Kind: Separate, H: 0, R: 1, Tau: 1})
+			return err
+		},
+		"R > D": func() error {
+			_, err := NewSystem(mustData(t), Model{Kind: Separate, H: 1, R: 3, Tau: 1})
+			return err
+		},
+		"tau": func() error {
+			_, err := NewSystem(mustData(t), Model{Kind: Merged, H: 1, Tau: -1})
+			return err
+		},
+		"w_init": func() error {
+			s, _ := NewSystem(mustData(t), Model{Kind: Merged, H: 1, Tau: 1})
+			_, err := s.Init(math.Inf(1), 1)
+			return err
+		},
+		"shape": func() error {
+			s, _ := NewSystem(mustData(t), Model{Kind: Separate, H: 2, R: 1, Tau: 1})
+			_, err := s.FromArrays([]float64{1, 2}, nil, []float64{1, 2, 3}, []float64{1, 2, 3, 4})
+			return err
+		},
+		"non-finite": func() error {
+			s, _ := NewSystem(mustData(t), Model{Kind: Separate, H: 1, R: 1, Tau: 1})
+			_, err := s.FromArrays([]float64{1}, nil, []float64{1, math.NaN()}, []float64{1, 2})
+			return err
+		},
+	} {
+		if err := f(); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	s, err := NewSystem(mustData(t), Model{Kind: Separate, H: 1, R: 1, Tau: 1})
+	if err != nil || !s.ExpressivityLimited {
+		t.Errorf("R·H < D: err=%v, ExpressivityLimited=%v", err, s.ExpressivityLimited)
+	}
+}
+
+func mustData(t testing.TB) *Data {
+	d, err := NewData([]float64{0.6, 0.4}, nil, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestCovarianceRoundTrip(t *testing.T) {
+	data := testData(t, []float64{0.7, 0.2, 0.1}, 9)
+	d2, err := NewDataCovariance(data.Covariance(), data.Nu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range data.Lambda {
+		if math.Abs(d2.Lambda[i]-data.Lambda[i]) > 1e-14 {
+			t.Errorf("eigenvalue %d: %v, want %v", i, d2.Lambda[i], data.Lambda[i])
+		}
+	}
+	if !mat.EqualApprox(d2.Covariance(), data.Covariance(), 1e-14) {
+		t.Error("covariance changed in the round trip")
+	}
+}
+
+func TestInitDeterministic(t *testing.T) {
+	s := newSys(t, testData(t, []float64{0.4, 0.3, 0.2, 0.1}, 1), Model{Kind: Separate, H: 4, R: 1, Tau: 1})
+	a, _ := s.Init(0.01, 7)
+	b, _ := s.Init(0.01, 7)
+	c, _ := s.Init(0.01, 8)
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			t.Fatal("same seed, different initialization")
+		}
+	}
+	if a[0] == c[0] {
+		t.Error("different seeds, same draw")
+	}
+	// The paper's scaling: Σ_i v_i² and Σ_{i,r} ‖k_{i,r}‖² have mean w²
+	// (appendix "Initialization"). With H = 200 heads they are w² times a
+	// χ² over its degrees of freedom (200 and 800), within 30% of w².
+	big := newSys(t, testData(t, []float64{0.4, 0.3, 0.2, 0.1}, 1), Model{Kind: Separate, H: 200, R: 1, Tau: 1})
+	y, _ := big.Init(0.01, 3)
+	var vv, kk float64
+	for _, x := range big.Values(y) {
+		vv += x * x
+	}
+	for _, x := range big.Keys(y).RawMatrix().Data {
+		kk += x * x
+	}
+	if math.Abs(vv/1e-4-1) > 0.3 || math.Abs(kk/1e-4-1) > 0.3 {
+		t.Errorf("Σv² = %g, Σ‖k‖² = %g, want ≈ w_init² = 1e-4", vv, kk)
+	}
+}
+
+// paperExample is the paper's Figure 3 setting: D = 4, N = 31, H = 4, R = 1,
+// λ = (0.4, 0.3, 0.2, 0.1), a random rotation as eigenvectors, and the small
+// initialization w_init = 0.01 of the authors' code (README of
+// yedizhang/linattn-icl: --init 1e-2).
+func paperExample(t testing.TB, kind Kind, seed uint64) (*System, []float64) {
+	t.Helper()
+	nu, _ := NuFixed(31)
+	data, err := NewData([]float64{0.4, 0.3, 0.2, 0.1}, RandomRotation(4, 1), nu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Model{Kind: kind, H: 4, R: 1, Tau: 1}
+	if kind == Merged {
+		m.R = 0
+	}
+	s := newSys(t, data, m)
+	y0, err := s.Init(0.01, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, y0
+}

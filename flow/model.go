@@ -1,0 +1,254 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Kind is the parametrization of the attention heads.
+type Kind int
+
+const (
+	// Merged is ATTN_M: ŷ = Σ_i v_i βᵀ U_i x_q (paper eq. M).
+	Merged Kind = iota
+	// Separate is ATTN_S with rank-R keys and queries:
+	// ŷ = Σ_i Σ_r v_i βᵀ k_{i,r} q_{i,r}ᵀ x_q (paper eq. S).
+	Separate
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Merged:
+		return "merged"
+	case Separate:
+		return "separate"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Model describes the attention layer and the time constant of the flow.
+type Model struct {
+	Kind Kind
+	H    int     // number of heads, ≥ 1
+	R    int     // rank of keys and queries (Separate only), 1 ≤ R ≤ D
+	Tau  float64 // time constant τ > 0 of τ dW/dt = −½ ∂L/∂W
+}
+
+// System is the population gradient flow of one model on one task.
+//
+// # State layout
+//
+// The state is one flat vector. Merged (length H + H·D²):
+//
+//	[v_1 … v_H | U_1 | U_2 | … | U_H],  U_i row-major D×D.
+//
+// Separate (length H + 2·H·R·D):
+//
+//	[v_1 … v_H | k_{1,1} … k_{1,R} k_{2,1} … k_{H,R} | q_{1,1} … q_{H,R}],
+//
+// each k and q a D-vector; K and Q are (H·R)×D row-major with row i·R + r.
+// This is numpy's C order for arrays of shape (H,), (H, D, D) or (H, R, D).
+//
+// # Coordinates
+//
+// The flow is integrated in the eigenbasis of Λ, where Λ and A are diagonal
+// (MATH.md, "Orthogonal invariance"): k' = Vᵀk, q' = Vᵀq, U' = VᵀUV, v' = v.
+// Deriv, Loss, Map and the diagnostics take states in these eigen
+// coordinates; ToEigen and FromEigen convert, and every user-facing output
+// (Run's trajectories, initial states) is in the original basis.
+type System struct {
+	Data  *Data
+	Model Model
+
+	d, n int
+	// ExpressivityLimited reports R·H < D for the separate model: the layer
+	// cannot represent every map and the global minimum is not reachable.
+	ExpressivityLimited bool
+
+	lam2  []float64 // λ_d²
+	scr   scratch
+	rotTo *mat.Dense // Vᵀ
+}
+
+// NewSystem validates the model against the data.
+func NewSystem(data *Data, m Model) (*System, error) {
+	if data == nil {
+		return nil, errors.New("flow: Data is nil")
+	}
+	d := data.Dim()
+	if m.H < 1 {
+		return nil, fmt.Errorf("flow: H = %d heads, want H ≥ 1", m.H)
+	}
+	if !(m.Tau > 0) || math.IsInf(m.Tau, 0) {
+		return nil, fmt.Errorf("flow: Tau = %g, want a finite τ > 0", m.Tau)
+	}
+	s := &System{Data: data, Model: m, d: d}
+	switch m.Kind {
+	case Merged:
+		if m.R != 0 && m.R != 1 {
+			return nil, fmt.Errorf("flow: R = %d is meaningless for the merged model, want 0", m.R)
+		}
+		s.n = m.H + m.H*d*d
+	case Separate:
+		if m.R < 1 || m.R > d {
+			return nil, fmt.Errorf("flow: R = %d, want 1 ≤ R ≤ D = %d", m.R, d)
+		}
+		s.n = m.H + 2*m.H*m.R*d
+		s.ExpressivityLimited = m.R*m.H < d
+	default:
+		return nil, fmt.Errorf("flow: Kind = %d, want Merged or Separate", int(m.Kind))
+	}
+	s.lam2 = square(data.Lambda)
+	s.scr = newScratch(s)
+	s.rotTo = mat.DenseCopyOf(data.Vecs.T())
+	return s, nil
+}
+
+// Len returns the length of the state vector.
+func (s *System) Len() int { return s.n }
+
+// Dim returns D.
+func (s *System) Dim() int { return s.d }
+
+// Values returns the value weights v_1..v_H, a view into y.
+func (s *System) Values(y []float64) []float64 { return y[:s.Model.H] }
+
+// HeadMatrix returns U_i as a D×D matrix viewing y (merged model).
+func (s *System) HeadMatrix(y []float64, i int) *mat.Dense {
+	s.must(Merged)
+	off := s.Model.H + i*s.d*s.d
+	return mat.NewDense(s.d, s.d, y[off:off+s.d*s.d])
+}
+
+// Keys returns K, the (H·R)×D matrix of key vectors viewing y (separate model).
+func (s *System) Keys(y []float64) *mat.Dense {
+	s.must(Separate)
+	hr := s.Model.H * s.Model.R
+	return mat.NewDense(hr, s.d, y[s.Model.H:s.Model.H+hr*s.d])
+}
+
+// Queries returns Q, the (H·R)×D matrix of query vectors viewing y.
+func (s *System) Queries(y []float64) *mat.Dense {
+	s.must(Separate)
+	hr := s.Model.H * s.Model.R
+	off := s.Model.H + hr*s.d
+	return mat.NewDense(hr, s.d, y[off:off+hr*s.d])
+}
+
+func (s *System) must(k Kind) {
+	if s.Model.Kind != k {
+		panic(fmt.Sprintf("flow: %v view on a %v model", k, s.Model.Kind))
+	}
+}
+
+func (s *System) checkLen(name string, y []float64) {
+	if len(y) != s.n {
+		panic(fmt.Sprintf("flow: len(%s) = %d, want %d", name, len(y), s.n))
+	}
+}
+
+// ToEigen writes the eigen coordinates of the state y (original basis) into
+// dst, which may be y itself.
+func (s *System) ToEigen(dst, y []float64) []float64 { return s.rotate(dst, y, true) }
+
+// FromEigen writes the original-basis state of y (eigen coordinates) into
+// dst, which may be y itself.
+func (s *System) FromEigen(dst, y []float64) []float64 { return s.rotate(dst, y, false) }
+
+func (s *System) rotate(dst, y []float64, toEigen bool) []float64 {
+	s.checkLen("y", y)
+	if dst == nil {
+		dst = make([]float64, s.n)
+	}
+	s.checkLen("dst", dst)
+	h := s.Model.H
+	copy(dst[:h], y[:h])
+	v := s.Data.Vecs
+	if !toEigen {
+		v = s.rotTo
+	}
+	// Rows x ↦ xV maps original → eigen (x' = Vᵀx as a row: xᵀV).
+	d := s.d
+	switch s.Model.Kind {
+	case Separate:
+		rows := 2 * h * s.Model.R
+		in := mat.NewDense(rows, d, append([]float64(nil), y[h:]...))
+		out := mat.NewDense(rows, d, dst[h:])
+		out.Mul(in, v)
+	case Merged:
+		for i := 0; i < h; i++ {
+			off := h + i*d*d
+			u := mat.NewDense(d, d, append([]float64(nil), y[off:off+d*d]...))
+			var left mat.Dense
+			left.Mul(v.T(), u)
+			out := mat.NewDense(d, d, dst[off:off+d*d])
+			out.Mul(&left, v)
+		}
+	}
+	return dst
+}
+
+// Init draws the paper's small random initialization (appendix
+// "Initialization") in the original basis from a seeded PCG generator:
+// v_i ~ N(0, w²/H); merged U_i entries ~ N(0, w²/(H D²)); separate k, q
+// entries ~ N(0, w²/(H R D)). Draws follow the state layout, so the result
+// depends only on (seed, model, D), not on GOMAXPROCS.
+func (s *System) Init(wInit float64, seed uint64) ([]float64, error) {
+	if !(wInit >= 0) || math.IsInf(wInit, 0) {
+		return nil, fmt.Errorf("flow: w_init = %g, want a finite value ≥ 0", wInit)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc909))
+	y := make([]float64, s.n)
+	h := s.Model.H
+	sdV := wInit / math.Sqrt(float64(h))
+	var sdW float64
+	if s.Model.Kind == Merged {
+		sdW = wInit / math.Sqrt(float64(h*s.d*s.d))
+	} else {
+		sdW = wInit / math.Sqrt(float64(h*s.Model.R*s.d))
+	}
+	for i := range y {
+		sd := sdW
+		if i < h {
+			sd = sdV
+		}
+		y[i] = sd * rng.NormFloat64()
+	}
+	return y, nil
+}
+
+// FromArrays assembles a state in the original basis from value weights v
+// (length H) and either merged matrices u (H·D·D, row-major U_i) or separate
+// keys k and queries q (H·R·D each, row i·R + r). Unused arguments are nil.
+func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
+	h, d := s.Model.H, s.d
+	if len(v) != h {
+		return nil, fmt.Errorf("flow: len(v) = %d, want H = %d", len(v), h)
+	}
+	y := make([]float64, 0, s.n)
+	y = append(y, v...)
+	switch s.Model.Kind {
+	case Merged:
+		if len(u) != h*d*d || k != nil || q != nil {
+			return nil, fmt.Errorf("flow: merged model wants U of length H·D² = %d (got %d) and no keys or queries", h*d*d, len(u))
+		}
+		y = append(y, u...)
+	case Separate:
+		want := h * s.Model.R * d
+		if len(k) != want || len(q) != want || u != nil {
+			return nil, fmt.Errorf("flow: separate model wants K and Q of length H·R·D = %d (got %d and %d) and no U", want, len(k), len(q))
+		}
+		y = append(y, k...)
+		y = append(y, q...)
+	}
+	for i, x := range y {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("flow: initial weight %d is %g, want finite values", i, x)
+		}
+	}
+	return y, nil
+}

@@ -1,0 +1,227 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/linattn/linattn/ode"
+)
+
+// Default tolerances of Run. The plateau dynamics are driven by dormant heads
+// many orders of magnitude smaller than the learned ones, so the absolute
+// tolerance is small.
+const (
+	DefaultRTol = 1e-10
+	DefaultATol = 1e-14
+)
+
+// RunSettings controls Run.
+type RunSettings struct {
+	// T is the final time, > 0.
+	T float64
+	// Times are the output times, increasing in [0, T]; nil means
+	// LinearGrid(T, 1001).
+	Times []float64
+	// StopTol > 0 ends the run as soon as L − L* ≤ StopTol.
+	StopTol float64
+	// Method is the integrator; nil means ode.DOP853.
+	Method *ode.Method
+	// RTol and ATol are the integrator's tolerances; zero means DefaultRTol
+	// and DefaultATol.
+	RTol, ATol float64
+	// MaxSteps bounds the integrator's attempted steps; 0 means 10⁶.
+	MaxSteps int
+	// Observer, if not nil, is called at every accepted step with the time
+	// and the loss there.
+	Observer func(t, loss float64) error
+}
+
+// Transition is a crossing of the loss through the level half-way between
+// consecutive plateau levels: for the separate model the m-th drop, from
+// L(M_{m−1}) to L(M_m), m = 1..D (paper, Figure 8: the times t_m); for the
+// merged model the single drop from L(M_0) to L*, reported as m = D.
+type Transition struct {
+	M     int
+	Level float64 // (L(M_{m−1}) + L(M_m))/2, or (L(M_0) + L*)/2 for merged
+	T     float64
+}
+
+// Trajectory is the result of Run.
+type Trajectory struct {
+	// Times are the output times reached; States holds the state at each in
+	// the original basis, row-major (len(Times) × Len()); Loss the loss.
+	Times  []float64
+	States []float64
+	Loss   []float64
+
+	// Transitions lists the first falling crossing of each half-way level,
+	// in time order.
+	Transitions []Transition
+
+	// FinalT, Final and FinalLoss describe the end of the run (original
+	// basis), which is T unless StopTol or a failure ended it earlier.
+	FinalT    float64
+	Final     []float64
+	FinalLoss float64
+
+	Status ode.Status
+	Stats  ode.Stats
+}
+
+// LinearGrid returns n ≥ 2 equally spaced times from 0 to t.
+func LinearGrid(t float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = t * float64(i) / float64(n-1)
+	}
+	out[n-1] = t
+	return out
+}
+
+// LogGrid returns 0 followed by n ≥ 2 logarithmically spaced times from
+// tmin > 0 to t.
+func LogGrid(tmin, t float64, n int) []float64 {
+	out := make([]float64, n+1)
+	r := math.Log(t / tmin)
+	for i := 0; i < n; i++ {
+		out[i+1] = tmin * math.Exp(r*float64(i)/float64(n-1))
+	}
+	out[n] = t
+	return out
+}
+
+// levels returns the half-way levels whose crossings Run records.
+func (s *System) levels() []Transition {
+	pl := s.Data.PlateauLevels()
+	d := s.Data.Dim()
+	if s.Model.Kind == Merged {
+		return []Transition{{M: d, Level: 0.5 * (pl[0] + pl[d])}}
+	}
+	out := make([]Transition, d)
+	for m := 1; m <= d; m++ {
+		out[m-1] = Transition{M: m, Level: 0.5 * (pl[m-1] + pl[m])}
+	}
+	return out
+}
+
+// Run integrates the flow from y0 (original basis) over [0, rs.T].
+func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	if len(y0) != s.n {
+		return nil, fmt.Errorf("flow: initial state has length %d, want %d", len(y0), s.n)
+	}
+	for i, v := range y0 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("flow: initial state[%d] = %g, want finite values", i, v)
+		}
+	}
+	if !(rs.T > 0) || math.IsInf(rs.T, 0) {
+		return nil, fmt.Errorf("flow: T = %g, want a finite final time > 0", rs.T)
+	}
+	if !(rs.StopTol >= 0) {
+		return nil, fmt.Errorf("flow: StopTol = %g, want ≥ 0", rs.StopTol)
+	}
+	times := rs.Times
+	if times == nil {
+		times = LinearGrid(rs.T, 1001)
+	}
+	for i, t := range times {
+		if !(t >= 0 && t <= rs.T) || (i > 0 && t < times[i-1]) {
+			return nil, fmt.Errorf("flow: Times[%d] = %g, want increasing times in [0, T = %g]", i, t, rs.T)
+		}
+	}
+	method := rs.Method
+	if method == nil {
+		method = ode.DOP853
+	}
+	rtol, atol := rs.RTol, rs.ATol
+	if rtol == 0 {
+		rtol = DefaultRTol
+	}
+	if atol == 0 {
+		atol = DefaultATol
+	}
+	maxSteps := rs.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = 1000000
+	}
+
+	// The event functions all need the loss at the same (t, y); the state is
+	// a function of t within one solve, so the loss is cached by t.
+	cacheT, cacheL := math.NaN(), 0.0
+	lossAt := func(t float64, y []float64) float64 {
+		if t != cacheT {
+			cacheT, cacheL = t, s.Loss(y)
+		}
+		return cacheL
+	}
+	levels := s.levels()
+	events := make([]ode.Event, 0, len(levels)+1)
+	for _, lv := range levels {
+		level := lv.Level
+		events = append(events, ode.Event{
+			Func:      func(t float64, y []float64) float64 { return lossAt(t, y) - level },
+			Direction: ode.Falling,
+		})
+	}
+	if rs.StopTol > 0 {
+		target := s.Data.MinLoss() + rs.StopTol
+		events = append(events, ode.Event{
+			Func:      func(t float64, y []float64) float64 { return lossAt(t, y) - target },
+			Direction: ode.Falling,
+			Terminal:  true,
+		})
+	}
+	var observer func(*ode.Step) error
+	if rs.Observer != nil {
+		observer = func(st *ode.Step) error { return rs.Observer(st.T1, lossAt(st.T1, st.Y1)) }
+	}
+
+	ye := s.ToEigen(nil, y0)
+	res, err := ode.Solve(ctx, ode.Problem{Func: s.Func(), T0: 0, T1: rs.T, Y0: ye}, ode.Settings{
+		Method:   method,
+		RTol:     rtol,
+		ATol:     atol,
+		MaxSteps: maxSteps,
+		TEval:    times,
+		Events:   events,
+		// The loss is a Lyapunov function of a gradient flow
+		// (dL/dt = −2τ‖dθ/dt‖² ≤ 0), so it crosses each level at most once
+		// and needs no sampling inside a step: the step ends suffice, and
+		// the continuous extension is built only where a crossing occurs.
+		EventSamples: 1,
+		Observer:     observer,
+	})
+	if res == nil {
+		return nil, err
+	}
+	tr := &Trajectory{
+		Times:     res.TEval,
+		States:    make([]float64, len(res.YEval)),
+		Loss:      make([]float64, len(res.TEval)),
+		FinalT:    res.T,
+		Final:     s.FromEigen(nil, res.Y),
+		FinalLoss: s.Loss(res.Y),
+		Status:    res.Status,
+		Stats:     res.Stats,
+	}
+	n := s.n
+	for i := range res.TEval {
+		yi := res.YEval[i*n : (i+1)*n]
+		tr.Loss[i] = s.Loss(yi)
+		s.FromEigen(tr.States[i*n:(i+1)*n], yi)
+	}
+	seen := make([]bool, len(levels))
+	for _, ev := range res.Events {
+		if ev.Index < len(levels) && !seen[ev.Index] {
+			seen[ev.Index] = true
+			lv := levels[ev.Index]
+			lv.T = ev.T
+			tr.Transitions = append(tr.Transitions, lv)
+		}
+	}
+	if err != nil {
+		return tr, fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
+	}
+	return tr, nil
+}
