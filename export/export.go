@@ -1,0 +1,209 @@
+// Package export writes arrays as NumPy .npy and .npz files with their real
+// shapes, and metadata as JSON, atomically: each file is written to a
+// temporary file in the destination directory, synced and renamed, so a
+// reader never sees a partial file.
+//
+// The .npy format is version 1.0 of numpy.lib.format (NEP 1): the magic
+// string, a little-endian header length, a Python dict literal giving
+// 'descr', 'fortran_order' and 'shape', padded so the data starts at a
+// multiple of 64 bytes, then the data in C order. A .npz is a zip archive of
+// such files, as numpy.savez writes it. Load with
+//
+//	d = numpy.load("trajectory.npz"); d["loss"], d["keys"].shape
+package export
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Array is a named array in C order. Exactly one of Float and Int holds the
+// data, whose length is the product of Shape (an empty Shape is a scalar).
+type Array struct {
+	Name  string
+	Shape []int
+	Float []float64
+	Int   []int64
+}
+
+// Floats returns a float64 array.
+func Floats(name string, data []float64, shape ...int) Array {
+	return Array{Name: name, Shape: shape, Float: data}
+}
+
+// Ints returns an int64 array.
+func Ints(name string, data []int64, shape ...int) Array {
+	return Array{Name: name, Shape: shape, Int: data}
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate checks the name, the shape against the data and that every value
+// is finite.
+func (a Array) Validate() error {
+	if !validName.MatchString(a.Name) {
+		return fmt.Errorf("export: array name %q must be an identifier ([A-Za-z_][A-Za-z0-9_]*)", a.Name)
+	}
+	if (a.Float == nil) == (a.Int == nil) {
+		return fmt.Errorf("export: array %q must hold exactly one of float or int data", a.Name)
+	}
+	size := 1
+	for i, d := range a.Shape {
+		if d < 0 {
+			return fmt.Errorf("export: array %q: shape[%d] = %d, want ≥ 0", a.Name, i, d)
+		}
+		size *= d
+	}
+	n := len(a.Float) + len(a.Int)
+	if n != size {
+		return fmt.Errorf("export: array %q has %d values, its shape %v needs %d", a.Name, n, a.Shape, size)
+	}
+	for i, v := range a.Float {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("export: array %q: value %d is %g, want finite values", a.Name, i, v)
+		}
+	}
+	return nil
+}
+
+// WriteNPY encodes a in the .npy format.
+func WriteNPY(w io.Writer, a Array) error {
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	descr := "<f8"
+	if a.Int != nil {
+		descr = "<i8"
+	}
+	shape := make([]string, len(a.Shape))
+	for i, d := range a.Shape {
+		shape[i] = strconv.Itoa(d)
+	}
+	tuple := "(" + strings.Join(shape, ", ")
+	if len(a.Shape) == 1 {
+		tuple += ","
+	}
+	tuple += ")"
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, tuple)
+	// magic (6) + version (2) + header length (2) + dict + padding + '\n'
+	// is a multiple of 64.
+	total := 10 + len(dict) + 1
+	pad := (64 - total%64) % 64
+	header := dict + strings.Repeat(" ", pad) + "\n"
+	if len(header) > math.MaxUint16 {
+		return fmt.Errorf("export: array %q: header too long", a.Name)
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString("\x93NUMPY\x01\x00")
+	var hl [2]byte
+	binary.LittleEndian.PutUint16(hl[:], uint16(len(header)))
+	bw.Write(hl[:])
+	bw.WriteString(header)
+	var b [8]byte
+	for _, v := range a.Float {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
+		bw.Write(b[:])
+	}
+	for _, v := range a.Int {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		bw.Write(b[:])
+	}
+	return bw.Flush()
+}
+
+// WriteNPZ encodes the arrays as a .npz archive (uncompressed, like
+// numpy.savez). Names must be distinct.
+func WriteNPZ(w io.Writer, arrays []Array) error {
+	seen := map[string]bool{}
+	for _, a := range arrays {
+		if err := a.Validate(); err != nil {
+			return err
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("export: array name %q appears twice", a.Name)
+		}
+		seen[a.Name] = true
+	}
+	zw := zip.NewWriter(w)
+	for _, a := range arrays {
+		f, err := zw.CreateHeader(&zip.FileHeader{Name: a.Name + ".npy", Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		if err := WriteNPY(f, a); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
+}
+
+// SaveNPY writes a to path atomically.
+func SaveNPY(path string, a Array) error {
+	if err := a.Validate(); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error { return WriteNPY(w, a) })
+}
+
+// SaveNPZ writes the arrays to path atomically.
+func SaveNPZ(path string, arrays []Array) error {
+	return WriteFileAtomic(path, func(w io.Writer) error { return WriteNPZ(w, arrays) })
+}
+
+// SaveJSON writes v as indented JSON to path atomically.
+func SaveJSON(path string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("export: encode %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	})
+}
+
+// WriteFileAtomic writes path through write: into a temporary file in the
+// same directory, synced, closed and renamed over path. On any error the
+// temporary file is removed and path is untouched.
+func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("export: create temporary file for %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return fmt.Errorf("export: write %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("export: sync %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("export: close %s: %w", path, err)
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("export: chmod %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("export: rename to %s: %w", path, err)
+	}
+	return nil
+}
