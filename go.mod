@@ -1,6 +1,6 @@
 module github.com/linattn/linattn
 
-go 1.26.8
+go 1.24.0
 
 require (
 	github.com/sbinet/npyio v0.9.0
