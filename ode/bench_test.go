@@ -3,6 +3,7 @@ package ode
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 )
 
@@ -31,7 +32,9 @@ func BenchmarkArenstorf(b *testing.B) {
 				}
 				sinkResult = res
 				b.ReportMetric(float64(res.Stats.FuncEvals), "nfev")
-				b.ReportMetric(maxAbsDiff(res.Y, arenstorfY0), "err")
+				e := maxAbsDiff(res.Y, arenstorfY0)
+				b.ReportMetric(e, "err")
+				b.ReportMetric(math.Log10(e), "log10err") // err printed to more digits
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(res.Stats.Steps+res.Stats.Rejected)), "ns/step")
 			})
 		}
