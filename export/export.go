@@ -28,13 +28,27 @@ import (
 	"strings"
 )
 
-// Array is a named array in C order. Exactly one of Float and Int holds the
-// data, whose length is the product of Shape (an empty Shape is a scalar).
+// Array is a named array in C order. Exactly one of Float, Int, FloatAt and
+// IntAt holds the data, whose length is the product of Shape (an empty
+// Shape is a scalar). FloatAt and IntAt generate element i on demand, so an
+// array larger than memory is streamed to the file; a non-finite generated
+// value aborts the write.
 type Array struct {
-	Name  string
-	Shape []int
-	Float []float64
-	Int   []int64
+	Name    string
+	Shape   []int
+	Float   []float64
+	Int     []int64
+	FloatAt func(i int) float64
+	IntAt   func(i int) int64
+}
+
+// Size returns the number of elements, the product of Shape.
+func (a Array) Size() int {
+	n := 1
+	for _, d := range a.Shape {
+		n *= d
+	}
+	return n
 }
 
 // Floats returns a float64 array.
@@ -55,19 +69,25 @@ func (a Array) Validate() error {
 	if !validName.MatchString(a.Name) {
 		return fmt.Errorf("export: array name %q must be an identifier ([A-Za-z_][A-Za-z0-9_]*)", a.Name)
 	}
-	if (a.Float == nil) == (a.Int == nil) {
-		return fmt.Errorf("export: array %q must hold exactly one of float or int data", a.Name)
+	kinds := 0
+	for _, set := range []bool{a.Float != nil, a.Int != nil, a.FloatAt != nil, a.IntAt != nil} {
+		if set {
+			kinds++
+		}
 	}
-	size := 1
+	if kinds != 1 {
+		return fmt.Errorf("export: array %q must hold exactly one kind of data", a.Name)
+	}
 	for i, d := range a.Shape {
 		if d < 0 {
 			return fmt.Errorf("export: array %q: shape[%d] = %d, want ≥ 0", a.Name, i, d)
 		}
-		size *= d
 	}
-	n := len(a.Float) + len(a.Int)
-	if n != size {
-		return fmt.Errorf("export: array %q has %d values, its shape %v needs %d", a.Name, n, a.Shape, size)
+	size := a.Size()
+	if a.Float != nil || a.Int != nil {
+		if n := len(a.Float) + len(a.Int); n != size {
+			return fmt.Errorf("export: array %q has %d values, its shape %v needs %d", a.Name, n, a.Shape, size)
+		}
 	}
 	for i, v := range a.Float {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -83,7 +103,7 @@ func WriteNPY(w io.Writer, a Array) error {
 		return err
 	}
 	descr := "<f8"
-	if a.Int != nil {
+	if a.Int != nil || a.IntAt != nil {
 		descr = "<i8"
 	}
 	shape := make([]string, len(a.Shape))
@@ -118,6 +138,24 @@ func WriteNPY(w io.Writer, a Array) error {
 	for _, v := range a.Int {
 		binary.LittleEndian.PutUint64(b[:], uint64(v))
 		bw.Write(b[:])
+	}
+	if a.FloatAt != nil || a.IntAt != nil {
+		for i, n := 0, a.Size(); i < n; i++ {
+			var bits uint64
+			if a.FloatAt != nil {
+				v := a.FloatAt(i)
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("export: array %q: value %d is %g, want finite values", a.Name, i, v)
+				}
+				bits = math.Float64bits(v)
+			} else {
+				bits = uint64(a.IntAt(i))
+			}
+			binary.LittleEndian.PutUint64(b[:], bits)
+			if _, err := bw.Write(b[:]); err != nil {
+				return err
+			}
+		}
 	}
 	return bw.Flush()
 }

@@ -167,3 +167,32 @@ func TestAtomicWrite(t *testing.T) {
 		t.Errorf("directory holds %d entries, want only the original file", len(entries))
 	}
 }
+
+// TestStreamedArrays: generated arrays write the same bytes as stored ones,
+// and a NaN produced mid-stream aborts the atomic write.
+func TestStreamedArrays(t *testing.T) {
+	data := []float64{1, 2.5, -3, 4}
+	var a, b bytes.Buffer
+	if err := WriteNPY(&a, Floats("x", data, 2, 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNPY(&b, Array{Name: "x", Shape: []int{2, 2}, FloatAt: func(i int) float64 { return data[i] }}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("streamed and stored arrays differ")
+	}
+	path := filepath.Join(t.TempDir(), "s.npz")
+	bad := Array{Name: "y", Shape: []int{5}, FloatAt: func(i int) float64 {
+		if i == 3 {
+			return math.NaN()
+		}
+		return 1
+	}}
+	if err := SaveNPZ(path, []Array{bad}); err == nil {
+		t.Fatal("NaN streamed without error")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("partial file left behind: %v", err)
+	}
+}

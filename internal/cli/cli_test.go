@@ -117,3 +117,46 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLandscape runs the landscape command on the paper's D = 4 example: of
+// the 16 fixed points the full set is the minimum, the empty set and the
+// three other path points are higher-order saddles and the other 11 are
+// strict saddles (landscape.TestPaperStability holds the details).
+func TestLandscape(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "landscape", "-out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "classes: 1 minimum, 11 strict saddles, 4 higher-order saddles") {
+		t.Errorf("output:\n%s", out)
+	}
+	r, err := npz.Open(filepath.Join(dir, "landscape.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var loss []float64
+	if err := r.Read("loss.npy", &loss); err != nil {
+		t.Fatal(err)
+	}
+	if len(loss) != 16 || math.Abs(loss[15]-0.13599507) > 1e-8 || math.Abs(loss[0]-1) > 1e-15 {
+		t.Errorf("loss table %v", loss)
+	}
+	if sh := r.Header("jacobian_eigenvalues.npy").Descr.Shape; len(sh) != 2 || sh[0] != 16 || sh[1] != 36 {
+		t.Errorf("jacobian_eigenvalues shape %v, want (16, 36)", sh)
+	}
+
+	code, out, errs = runCLI(t, "landscape", "-model", "merged", "-out", dir)
+	if code != 0 || !strings.Contains(out, "unstable at 0.188149") {
+		t.Errorf("merged: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = runCLI(t, "landscape", "-powerlaw", "1", "-dim", "25", "-stability=false", "-out", dir)
+	if code != 2 || !strings.Contains(errs, "D ≤ 24") {
+		t.Errorf("D = 25: exit %d, %s", code, errs)
+	}
+	code, _, errs = runCLI(t, "landscape", "-powerlaw", "1", "-dim", "11", "-out", dir)
+	if code != 2 || !strings.Contains(errs, "D ≤ 10") {
+		t.Errorf("stability at D = 11: exit %d, %s", code, errs)
+	}
+}
