@@ -91,6 +91,11 @@ type DropComparison struct {
 	// drop), at the comparison times, with v_1D started from EntryAligned
 	// at TAligned: the paper's Figure 3b as one number.
 	MaxDeviation float64
+
+	// Times, VFull and VReduced are the curves behind MaxDeviation: the
+	// comparison times from TAligned to the end of the window, |v_Head| in
+	// the flow and the 1-D solution there.
+	Times, VFull, VReduced []float64
 }
 
 // Compare runs the separate rank-one flow s from y0 (original basis) up to T
@@ -205,6 +210,9 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 			}
 			vf := math.Abs(tr.States[i*n+head])
 			c.MaxDeviation = math.Max(c.MaxDeviation, math.Abs(vf-vr)/c.VStar)
+			c.Times = append(c.Times, tr.Times[i])
+			c.VFull = append(c.VFull, vf)
+			c.VReduced = append(c.VReduced, vr)
 		}
 		out[m] = c
 	}

@@ -160,3 +160,37 @@ func TestLandscape(t *testing.T) {
 		t.Errorf("stability at D = 11: exit %d, %s", code, errs)
 	}
 }
+
+func TestReduce(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "reduce", "-points", "500", "-out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Count(out, "\n") < 7 {
+		t.Errorf("output:\n%s", out)
+	}
+	r, err := npz.Open(filepath.Join(dir, "reduced.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var dev, obs, pred []float64
+	for name, dst := range map[string]*[]float64{"max_deviation.npy": &dev, "t_observed.npy": &obs, "t_predicted.npy": &pred} {
+		if err := r.Read(name, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(dev) != 4 {
+		t.Fatalf("%d drops", len(dev))
+	}
+	// The bounds of reduced.TestCompareWithFullFlow, on a coarser grid.
+	for i := range dev {
+		if dev[i] > 0.02 || math.Abs(pred[i]-obs[i]) > 0.01*obs[i] {
+			t.Errorf("drop %d: deviation %g, predicted %g, observed %g", i+1, dev[i], pred[i], obs[i])
+		}
+	}
+	if code, _, errs := runCLI(t, "reduce", "-align", "1.5", "-out", dir); code != 2 || !strings.Contains(errs, "align") {
+		t.Errorf("-align 1.5: exit %d, %s", code, errs)
+	}
+}
