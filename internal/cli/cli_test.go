@@ -95,7 +95,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"-lambda", "0.4,-1"}, "lambda[1] = -1"},
 		{[]string{"-lambda", "0.4,x"}, "-lambda entry 2"},
-		{[]string{"-heads", "0"}, "H = 0"},
+		{[]string{"-heads", "-1"}, "H = -1"},
 		{[]string{"-rank", "9"}, "R = 9, want 1 ≤ R ≤ D = 4"},
 		{[]string{"-context", "0"}, "N = 0"},
 		{[]string{"-model", "softmax"}, "-model"},

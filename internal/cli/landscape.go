@@ -28,10 +28,7 @@ func init() {
 		Flags: func(fs *flag.FlagSet) any {
 			o := &landscapeOpts{}
 			o.task.register(fs)
-			fs.StringVar(&o.model, "model", "separate", "separate (2^D fixed points) or merged (two)")
-			fs.IntVar(&o.heads, "heads", 0, "number of heads H; 0 means D")
-			fs.IntVar(&o.rank, "rank", 1, "rank R of keys and queries (separate)")
-			fs.Float64Var(&o.tau, "tau", 1, "time constant τ")
+			o.model.register(fs, 0, "number of heads H; 0 means D")
 			fs.BoolVar(&o.stability, "stability", true, fmt.Sprintf("analyze the stability of every fixed point (D ≤ %d)", maxStabilityDim))
 			fs.StringVar(&o.out, "out", "out", "output directory")
 			return o
@@ -41,12 +38,10 @@ func init() {
 }
 
 type landscapeOpts struct {
-	task        taskFlags
-	model       string
-	heads, rank int
-	tau         float64
-	stability   bool
-	out         string
+	task      taskFlags
+	model     modelFlags
+	stability bool
+	out       string
 }
 
 func runLandscape(o *landscapeOpts, stdout io.Writer) error {
@@ -55,23 +50,11 @@ func runLandscape(o *landscapeOpts, stdout io.Writer) error {
 		return err
 	}
 	d := data.Dim()
-	h := o.heads
-	if h == 0 {
-		h = d
-	}
-	m := flow.Model{H: h, Tau: o.tau}
-	switch o.model {
-	case "separate":
-		m.Kind, m.R = flow.Separate, o.rank
-	case "merged":
-		m.Kind = flow.Merged
-	default:
-		return usagef("-model = %q, want separate or merged", o.model)
-	}
-	s, err := flow.NewSystem(data, m)
+	s, err := o.model.system(data)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
+	m := s.Model
 	if m.Kind == flow.Separate && d > maxTableDim {
 		return usagef("D = %d: the loss table has 2^D rows; D ≤ %d", d, maxTableDim)
 	}
@@ -81,11 +64,11 @@ func runLandscape(o *landscapeOpts, stdout io.Writer) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
 	}
-	fmt.Fprintf(stdout, "linattn landscape: %s key–query, H=%d", o.model, h)
+	fmt.Fprintf(stdout, "linattn landscape: %s key–query, H=%d", o.model.kind, m.H)
 	if m.Kind == flow.Separate {
 		fmt.Fprintf(stdout, ", R=%d", s.Model.R)
 	}
-	fmt.Fprintf(stdout, ", τ=%g\ndata: %s\n", o.tau, o.task.describe(data))
+	fmt.Fprintf(stdout, ", τ=%g\ndata: %s\n", m.Tau, o.task.describe(data))
 	if m.Kind == flow.Merged {
 		return mergedLandscape(s, o, stdout)
 	}

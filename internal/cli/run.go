@@ -23,10 +23,7 @@ func init() {
 		Flags: func(fs *flag.FlagSet) any {
 			o := &runOpts{}
 			o.task.register(fs)
-			fs.StringVar(&o.model, "model", "separate", "separate (ATTN_S) or merged (ATTN_M)")
-			fs.IntVar(&o.heads, "heads", 4, "number of heads H")
-			fs.IntVar(&o.rank, "rank", 1, "rank R of keys and queries (separate)")
-			fs.Float64Var(&o.tau, "tau", 1, "time constant τ")
+			o.model.register(fs, 4, "number of heads H; 0 means D")
 			fs.Float64Var(&o.winit, "winit", 0.01, "initialization scale w_init (the paper's code uses 1e-2)")
 			fs.Uint64Var(&o.seed, "seed", 3, "seed of the initialization")
 			fs.Float64Var(&o.tmax, "t", 1e6, "final time (the run stops earlier at -stop)")
@@ -45,9 +42,8 @@ func init() {
 
 type runOpts struct {
 	task         taskFlags
-	model        string
-	heads, rank  int
-	tau, winit   float64
+	model        modelFlags
+	winit        float64
 	seed         uint64
 	tmax, stop   float64
 	points       int
@@ -58,29 +54,12 @@ type runOpts struct {
 
 var methods = map[string]*ode.Method{"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
 
-func (o *runOpts) system() (*flow.System, error) {
+func runRun(o *runOpts, stdout io.Writer) error {
 	data, err := o.task.data()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	m := flow.Model{H: o.heads, Tau: o.tau}
-	switch o.model {
-	case "separate":
-		m.Kind, m.R = flow.Separate, o.rank
-	case "merged":
-		m.Kind = flow.Merged
-	default:
-		return nil, usagef("-model = %q, want separate or merged", o.model)
-	}
-	s, err := flow.NewSystem(data, m)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return s, nil
-}
-
-func runRun(o *runOpts, stdout io.Writer) error {
-	s, err := o.system()
+	s, err := o.model.system(data)
 	if err != nil {
 		return err
 	}
@@ -144,7 +123,7 @@ func runRun(o *runOpts, stdout io.Writer) error {
 	meta := map[string]any{
 		"command": "run",
 		"model": map[string]any{
-			"kind": o.model, "H": o.heads, "R": s.Model.R, "tau": o.tau,
+			"kind": o.model.kind, "H": s.Model.H, "R": s.Model.R, "tau": s.Model.Tau,
 			"w_init": o.winit, "seed": o.seed, "expressivity_limited": s.ExpressivityLimited,
 		},
 		"data": map[string]any{
@@ -167,11 +146,11 @@ func runRun(o *runOpts, stdout io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(stdout, "linattn run: %s key–query, H=%d", o.model, o.heads)
+	fmt.Fprintf(stdout, "linattn run: %s key–query, H=%d", o.model.kind, s.Model.H)
 	if s.Model.Kind == flow.Separate {
 		fmt.Fprintf(stdout, ", R=%d", s.Model.R)
 	}
-	fmt.Fprintf(stdout, ", τ=%g, w_init=%g, seed=%d\n", o.tau, o.winit, o.seed)
+	fmt.Fprintf(stdout, ", τ=%g, w_init=%g, seed=%d\n", s.Model.Tau, o.winit, o.seed)
 	fmt.Fprintf(stdout, "data: %s\n", o.task.describe(s.Data))
 	if s.ExpressivityLimited {
 		fmt.Fprintf(stdout, "note: R·H < D: the model cannot reach the global minimum\n")

@@ -95,3 +95,39 @@ func floats(x []float64, format string) string {
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
+
+// modelFlags describe the attention model, shared by run and landscape.
+type modelFlags struct {
+	kind        string
+	heads, rank int
+	tau         float64
+}
+
+func (m *modelFlags) register(fs *flag.FlagSet, heads int, headsUsage string) {
+	fs.StringVar(&m.kind, "model", "separate", "separate (ATTN_S) or merged (ATTN_M)")
+	fs.IntVar(&m.heads, "heads", heads, headsUsage)
+	fs.IntVar(&m.rank, "rank", 1, "rank R of keys and queries (separate)")
+	fs.Float64Var(&m.tau, "tau", 1, "time constant τ")
+}
+
+// system builds the flow of the model on data; heads = 0 means H = D.
+func (m *modelFlags) system(data *flow.Data) (*flow.System, error) {
+	h := m.heads
+	if h == 0 {
+		h = data.Dim()
+	}
+	model := flow.Model{H: h, Tau: m.tau}
+	switch m.kind {
+	case "separate":
+		model.Kind, model.R = flow.Separate, m.rank
+	case "merged":
+		model.Kind = flow.Merged
+	default:
+		return nil, usagef("-model = %q, want separate or merged", m.kind)
+	}
+	s, err := flow.NewSystem(data, model)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return s, nil
+}
