@@ -39,7 +39,7 @@ type RunSettings struct {
 
 // Transition is a crossing of the loss through the level half-way between
 // consecutive plateau levels: for the separate model the m-th drop, from
-// L(M_{m−1}) to L(M_m), m = 1..D (paper, Figure 8: the times t_m); for the
+// L(M_{m−1}) to L(M_m), m = 1..D (the times t_m of the paper's appendix figure attnS-timedemo); for the
 // merged model the single drop from L(M_0) to L*, reported as m = D.
 type Transition struct {
 	M     int
