@@ -225,9 +225,7 @@ func (in *Integrator) Solve(ctx context.Context, p Problem, s Settings) (*Result
 			if terminal {
 				tnew, stop = tStop, true
 				res.Status = TerminalEvent
-				if tnew == in.t0+in.h {
-					// The crossing is the step's end: y₁ is exact there.
-				} else {
+				if tnew != in.t0+in.h { // at the step's end y₁ is exact
 					in.interpolate(in.ynew, tnew)
 				}
 			}
