@@ -26,15 +26,11 @@ func TestMergedWhiteClosedForm(t *testing.T) {
 	}
 	s := newSys(t, data, Model{Kind: Merged, H: h, Tau: tau})
 	v := []float64{1e-3, -2e-3, 0.5e-3, 1.5e-3}
-	u := make([]float64, h*dim*dim)
 	var s0 float64
-	for i, vi := range v {
+	for _, vi := range v {
 		s0 += vi * vi
-		for a := 0; a < dim; a++ {
-			u[i*dim*dim+a*dim+a] = vi / math.Sqrt(dim)
-		}
 	}
-	y0, err := s.FromArrays(v, u, nil, nil)
+	y0, err := s.BalancedAligned(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -252,3 +252,25 @@ func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
 	}
 	return y, nil
 }
+
+// BalancedAligned returns the merged model's balanced, aligned state
+// W₁ = w₂ mᵀ with m = vec(I)/√D, that is U_i = v_i I/√D, in the original
+// basis (and in eigen coordinates, as VᵀIV = I). With white Λ the flow from
+// it has the closed form of MATH.md ("Closed form for the merged model with
+// white covariance"), with s₀ = Σ v_i².
+func (s *System) BalancedAligned(v []float64) ([]float64, error) {
+	if s.Model.Kind != Merged {
+		return nil, fmt.Errorf("flow: BalancedAligned is for the merged model, not %v", s.Model.Kind)
+	}
+	d := s.d
+	u := make([]float64, s.Model.H*d*d)
+	if len(v) != s.Model.H {
+		return nil, fmt.Errorf("flow: len(v) = %d, want H = %d", len(v), s.Model.H)
+	}
+	for i, vi := range v {
+		for a := 0; a < d; a++ {
+			u[i*d*d+a*d+a] = vi / math.Sqrt(float64(d))
+		}
+	}
+	return s.FromArrays(v, u, nil, nil)
+}

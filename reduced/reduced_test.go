@@ -240,15 +240,11 @@ func TestMergedClosedFormMatchesFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := []float64{2e-4, -1e-4, 3e-4}
-	u := make([]float64, h*dim*dim)
 	var s0 float64
-	for i, vi := range v {
+	for _, vi := range v {
 		s0 += vi * vi
-		for a := 0; a < dim; a++ {
-			u[i*dim*dim+a*dim+a] = vi / math.Sqrt(dim)
-		}
 	}
-	y0, err := s.FromArrays(v, u, nil, nil)
+	y0, err := s.BalancedAligned(v)
 	if err != nil {
 		t.Fatal(err)
 	}
