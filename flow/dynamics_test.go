@@ -295,8 +295,8 @@ func TestRunDeterministic(t *testing.T) {
 }
 
 // TestDerivIndependentOfGOMAXPROCS: at D = 64 the products take gonum's
-// Dgemm, which runs in parallel on large tiles; the tiling keeps it serial,
-// so the right-hand side is bit-identical for any GOMAXPROCS.
+// Dgemm path (not the small-product loops); the right-hand side is
+// bit-identical whatever GOMAXPROCS is.
 func TestDerivIndependentOfGOMAXPROCS(t *testing.T) {
 	data, err := NewData(PowerLaw(64, 1, 1), RandomRotation(64, 2), 1.0/31)
 	if err != nil {
