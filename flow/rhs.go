@@ -224,10 +224,6 @@ func gemmSmall(tA, tB blas.Transpose, m, n, k int, a []float64, lda int, b []flo
 func (s *System) Loss(y []float64) float64 {
 	s.checkLen("y", y)
 	s.effectiveMap(y)
-	return s.lossOfScratchMap()
-}
-
-func (s *System) lossOfScratchMap() float64 {
 	d := s.d
 	lam, a := s.Data.Lambda, s.Data.a
 	l := s.Data.trace

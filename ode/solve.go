@@ -40,8 +40,8 @@ type Integrator struct {
 
 	gPrev, gNew, gSample []float64
 
-	rtolCur float64
-	f       Func
+	rtol float64 // relative tolerance of the current solve
+	f    Func
 
 	// current step
 	t0, h      float64
@@ -300,7 +300,6 @@ type config struct {
 	maxSteps, nFixed, samples  int
 	safety, minScale, maxScale float64
 	beta1, beta2               float64
-	rtol                       float64
 }
 
 // setup validates p and s and fills the tolerances.
@@ -325,14 +324,13 @@ func (in *Integrator) setup(p Problem, s *Settings) (config, error) {
 	if p.T1 < p.T0 {
 		c.dir = -1
 	}
-	c.rtol = s.RTol
-	if c.rtol == 0 {
-		c.rtol = DefaultRTol
+	in.rtol = s.RTol
+	if in.rtol == 0 {
+		in.rtol = DefaultRTol
 	}
-	if !(c.rtol > 0) || !finite(c.rtol) {
+	if !(in.rtol > 0) || !finite(in.rtol) {
 		return c, fmt.Errorf("ode: Settings.RTol = %g, want a finite value > 0", s.RTol)
 	}
-	in.rtolCur = c.rtol
 	atol := s.ATol
 	if atol == 0 {
 		atol = DefaultATol
@@ -484,7 +482,7 @@ func (in *Integrator) combine(dst, y []float64, h float64, w []coef) {
 func (in *Integrator) errorNorm(h float64) float64 {
 	m := in.m
 	n := in.n
-	rtol := in.rtolCur
+	rtol := in.rtol
 	var e5, e3 float64
 	for i := 0; i < n; i++ {
 		sc := in.atol[i] + rtol*math.Max(math.Abs(in.y[i]), math.Abs(in.ynew[i]))
@@ -520,7 +518,7 @@ func (in *Integrator) initialStep(f Func, t float64, c config) float64 {
 	n := in.n
 	var d0, d1 float64
 	for i := 0; i < n; i++ {
-		sc := in.atol[i] + in.rtolCur*math.Abs(in.y[i])
+		sc := in.atol[i] + in.rtol*math.Abs(in.y[i])
 		d0 += (in.y[i] / sc) * (in.y[i] / sc)
 		d1 += (in.k[0][i] / sc) * (in.k[0][i] / sc)
 	}
@@ -539,7 +537,7 @@ func (in *Integrator) initialStep(f Func, t float64, c config) float64 {
 	in.stats.FuncEvals++
 	var d2 float64
 	for i := 0; i < n; i++ {
-		sc := in.atol[i] + in.rtolCur*math.Abs(in.y[i])
+		sc := in.atol[i] + in.rtol*math.Abs(in.y[i])
 		d := (k1[i] - in.k[0][i]) / sc
 		d2 += d * d
 	}
