@@ -28,11 +28,12 @@ import (
 	"strings"
 )
 
-// Array is a named array in C order. Exactly one of Float, Int, FloatAt and
-// IntAt holds the data, whose length is the product of Shape (an empty
-// Shape is a scalar). FloatAt and IntAt generate element i on demand, so an
-// array larger than memory is streamed to the file; a non-finite generated
-// value aborts the write.
+// Array is a named array in C order. Exactly one of Float, Int, FloatAt,
+// IntAt and BoolAt holds the data, whose length is the product of Shape (an
+// empty Shape is a scalar). Float and FloatAt are float64 ('<f8'), Int and
+// IntAt int64 ('<i8'), BoolAt numpy's bool ('|b1'). The ...At functions
+// generate element i on demand, so an array larger than memory is streamed
+// to the file; a non-finite generated value aborts the write.
 type Array struct {
 	Name    string
 	Shape   []int
@@ -40,6 +41,7 @@ type Array struct {
 	Int     []int64
 	FloatAt func(i int) float64
 	IntAt   func(i int) int64
+	BoolAt  func(i int) bool
 }
 
 // Size returns the number of elements, the product of Shape.
@@ -61,6 +63,11 @@ func Ints(name string, data []int64, shape ...int) Array {
 	return Array{Name: name, Shape: shape, Int: data}
 }
 
+// Bools returns a bool array; len(data) must be the product of shape.
+func Bools(name string, data []bool, shape ...int) Array {
+	return Array{Name: name, Shape: shape, BoolAt: func(i int) bool { return data[i] }}
+}
+
 var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate checks the name, the shape against the data and that every value
@@ -70,7 +77,7 @@ func (a Array) Validate() error {
 		return fmt.Errorf("export: array name %q must be an identifier ([A-Za-z_][A-Za-z0-9_]*)", a.Name)
 	}
 	kinds := 0
-	for _, set := range []bool{a.Float != nil, a.Int != nil, a.FloatAt != nil, a.IntAt != nil} {
+	for _, set := range []bool{a.Float != nil, a.Int != nil, a.FloatAt != nil, a.IntAt != nil, a.BoolAt != nil} {
 		if set {
 			kinds++
 		}
@@ -103,8 +110,11 @@ func WriteNPY(w io.Writer, a Array) error {
 		return err
 	}
 	descr := "<f8"
-	if a.Int != nil || a.IntAt != nil {
+	switch {
+	case a.Int != nil || a.IntAt != nil:
 		descr = "<i8"
+	case a.BoolAt != nil:
+		descr = "|b1"
 	}
 	shape := make([]string, len(a.Shape))
 	for i, d := range a.Shape {
@@ -138,6 +148,17 @@ func WriteNPY(w io.Writer, a Array) error {
 	for _, v := range a.Int {
 		binary.LittleEndian.PutUint64(b[:], uint64(v))
 		bw.Write(b[:])
+	}
+	if a.BoolAt != nil {
+		for i, n := 0, a.Size(); i < n; i++ {
+			var c byte
+			if a.BoolAt(i) {
+				c = 1
+			}
+			if err := bw.WriteByte(c); err != nil {
+				return err
+			}
+		}
 	}
 	if a.FloatAt != nil || a.IntAt != nil {
 		for i, n := 0, a.Size(); i < n; i++ {

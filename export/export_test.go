@@ -25,6 +25,7 @@ func sample() []Array {
 		Ints("index", []int64{7, -1}, 2),
 		Floats("scalar", []float64{math.Pi}),
 		Floats("empty", []float64{}, 0, 5),
+		Bools("flags", []bool{true, false, false, true, true, false}, 2, 3),
 	}
 }
 
@@ -52,6 +53,17 @@ func TestNPZReadByNpyio(t *testing.T) {
 		for i := range a.Shape {
 			if h.Descr.Shape[i] != a.Shape[i] {
 				t.Errorf("%s: shape %v, want %v", a.Name, h.Descr.Shape, a.Shape)
+			}
+		}
+		if a.BoolAt != nil {
+			var got []bool
+			if err := r.Read(a.Name+".npy", &got); err != nil {
+				t.Fatalf("%s: %v", a.Name, err)
+			}
+			for i := range got {
+				if got[i] != a.BoolAt(i) {
+					t.Errorf("%s[%d] = %v, want %v", a.Name, i, got[i], a.BoolAt(i))
+				}
 			}
 		}
 		if a.Float != nil && len(a.Float) > 0 && len(a.Shape) > 0 {
@@ -110,6 +122,7 @@ assert d["vector"].tolist() == [1, -2.5, 3e-300]
 assert d["index"].dtype == np.int64 and d["index"].tolist() == [7, -1]
 assert d["scalar"].shape == () and d["scalar"] == np.pi
 assert d["empty"].shape == (0, 5)
+assert d["flags"].dtype == np.bool_ and d["flags"].tolist() == [[True, False, False], [True, True, False]]
 c = np.load(sys.argv[1] + "/c.npy")
 assert np.array_equal(c, d["cube"]) and c.flags["C_CONTIGUOUS"]
 print("ok")

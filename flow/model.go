@@ -111,6 +111,18 @@ func NewSystem(data *Data, m Model) (*System, error) {
 // Len returns the length of the state vector.
 func (s *System) Len() int { return s.n }
 
+// MinLoss returns the lowest loss the model can reach: L* for the merged
+// model and for the separate model with R·H ≥ D, and L(M_{RH}) when R·H < D,
+// as the layer's map has rank at most R·H and the best such fixed point
+// learns the R·H leading eigenvectors (paper section sec:attnS-lowrank).
+func (s *System) MinLoss() float64 {
+	lv := s.Data.PlateauLevels()
+	if s.ExpressivityLimited {
+		return lv[s.Model.R*s.Model.H]
+	}
+	return lv[s.d]
+}
+
 // Dim returns D.
 func (s *System) Dim() int { return s.d }
 

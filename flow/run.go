@@ -23,7 +23,7 @@ type RunSettings struct {
 	// Times are the output times, increasing in [0, T]; nil means
 	// LinearGrid(T, 1001).
 	Times []float64
-	// StopTol > 0 ends the run as soon as L − L* ≤ StopTol.
+	// StopTol > 0 ends the run as soon as L − System.MinLoss() ≤ StopTol.
 	StopTol float64
 	// Method is the integrator; nil means ode.DOP853.
 	Method *ode.Method
@@ -32,9 +32,10 @@ type RunSettings struct {
 	RTol, ATol float64
 	// MaxSteps bounds the integrator's attempted steps; 0 means 10⁶.
 	MaxSteps int
-	// Observer, if not nil, is called at every accepted step with the time
-	// and the loss there.
-	Observer func(t, loss float64) error
+	// Observer, if not nil, is called at every accepted step with the time,
+	// the state in eigen coordinates (System.FromEigen converts; valid only
+	// during the call) and the loss there. An error stops the run.
+	Observer func(t float64, y []float64, loss float64) error
 }
 
 // Transition is a crossing of the loss through the level half-way between
@@ -45,6 +46,7 @@ type Transition struct {
 	M     int
 	Level float64 // (L(M_{m−1}) + L(M_m))/2, or (L(M_0) + L*)/2 for merged
 	T     float64
+	State []float64 // the state at T, original basis
 }
 
 // Trajectory is the result of Run.
@@ -165,7 +167,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		})
 	}
 	if rs.StopTol > 0 {
-		target := s.Data.MinLoss() + rs.StopTol
+		target := s.MinLoss() + rs.StopTol
 		events = append(events, ode.Event{
 			Func:      func(t float64, y []float64) float64 { return lossAt(t, y) - target },
 			Direction: ode.Falling,
@@ -174,7 +176,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	}
 	var observer func(*ode.Step) error
 	if rs.Observer != nil {
-		observer = func(st *ode.Step) error { return rs.Observer(st.T1, lossAt(st.T1, st.Y1)) }
+		observer = func(st *ode.Step) error { return rs.Observer(st.T1, st.Y1, lossAt(st.T1, st.Y1)) }
 	}
 
 	ye := s.ToEigen(nil, y0)
@@ -217,6 +219,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 			seen[ev.Index] = true
 			lv := levels[ev.Index]
 			lv.T = ev.T
+			lv.State = s.FromEigen(nil, ev.Y)
 			tr.Transitions = append(tr.Transitions, lv)
 		}
 	}

@@ -1,41 +1,54 @@
 // Command linattn integrates the exact population gradient flow of
 // multi-head linear attention trained on in-context linear regression
-// (Zhang, Singh, Latham & Saxe, ICML 2025) and writes the results as NumPy
-// arrays.
+// (Zhang, Singh, Latham & Saxe, "Training Dynamics of In-Context Learning in
+// Linear Attention", ICML 2025), its reduced 1-D theory and its landscape of
+// fixed points, and writes NumPy arrays with a JSON sidecar.
 //
 // Usage:
 //
-//	linattn [command] [flags]
+//	linattn run       [flags]   integrate the flow          → out/run.npz
+//	linattn reduced   [flags]   the 1-D theory of each drop → out/reduced.npz
+//	linattn landscape [flags]   all fixed points            → out/landscape.npz
 //
-// With no command it runs "run" on the paper's D = 4 separate key–query
-// example (λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4, R = 1, w_init = 0.01):
+// With no flags, run integrates the paper's D = 4 separate key–query example
+// (λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4, R = 1, w_init = 0.01) until the
+// loss has converged. Examples:
 //
-//	go run ./cmd/linattn
-//	go run ./cmd/linattn run -model merged -heads 8
-//	go run ./cmd/linattn run -powerlaw 1 -dim 8 -heads 9 -rank 2 -winit 5e-3
+//	go run ./cmd/linattn run
+//	go run ./cmd/linattn run -model merged -H 8
+//	go run ./cmd/linattn run -spectrum power:1 -D 8 -H 9 -R 2 -winit 5e-3
+//	go run ./cmd/linattn run -spec out/run.json -o again.npz
 //
-// run writes out/trajectory.npz and out/metadata.json. In Python:
+// Every flag is also a key of a JSON spec file given with -spec; flags on the
+// command line override it. Each output FILE.npz has a sidecar FILE.json:
+// the fully resolved spec plus a "meta" member (version, solver statistics,
+// wall time, completeness), itself a valid -spec. In Python:
 //
 //	import numpy as np
-//	d = np.load("out/trajectory.npz")
-//	d["t"], d["loss"]            # (T,), (T,)
-//	d["v"]                       # (T, H) value weights
-//	d["keys"], d["queries"]      # (T, H, R, D), original basis (separate)
-//	d["key_alignment"]           # (T, H, R, D): |<k, e_d>| / |k|
-//	d["U"]                       # (T, H, D, D) (merged)
-//	d["plateau_levels"]          # (D+1,) L(M_m)
-//	d["transition_m"], d["transition_t"]  # drops: loss crosses the half-way levels
-//	d["lambda"], d["eigenvectors"]        # eigenvectors[:, d] is e_d
+//	d = np.load("out/run.npz")
+//	d["t"], d["loss"]     # (S,), (S,)
+//	d["K"], d["Q"]        # (S, H, R, D) separate model; d["U"] (S, H, D, D) merged
+//	d["M"]                # (S, D, D) the effective map
 //
 // Run "linattn help" for the commands and "linattn run -h" for the flags.
-// The exit code is 0 on success, 1 when the computation failed and 2 for a
-// usage error.
+// Exit status: 0 done, 1 failed, 2 bad input (nothing written), 130
+// interrupted (Ctrl-C; what was computed is written and marked incomplete).
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/linattn/linattn/internal/cli"
 )
 
-func main() { os.Exit(cli.Main(os.Stdout, os.Stderr, os.Args[1:])) }
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once
+	}()
+	os.Exit(cli.Main(ctx, os.Stdout, os.Stderr, os.Args[1:]))
+}

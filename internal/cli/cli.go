@@ -1,13 +1,28 @@
-// Package cli implements the linattn command: a small table of subcommands,
-// each parsing its own flags and writing its results with package export.
+// Package cli implements the linattn command: a small table of subcommands
+// sharing one job specification (package spec), each writing its arrays
+// with package export and a JSON sidecar that is itself a spec.
 package cli
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/linattn/linattn/internal/spec"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the computation failed
+	ExitUsage       = 2   // bad flags or specification
+	ExitInterrupted = 130 // canceled (Ctrl-C); partial output written
 )
 
 // command is one subcommand.
@@ -15,74 +30,169 @@ type command struct {
 	Name      string
 	UsageLine string
 	Short     string
-	// Run parses args with fs (already populated by Flags) and executes.
-	Flags func(fs *flag.FlagSet) any
-	Run   func(opts any, stdout, stderr io.Writer) error
+	// Groups are the spec fields the command reads besides the problem.
+	Groups []spec.Group
+	// Out is the default output file.
+	Out string
+	Run func(e *env, job *spec.Job) error
 }
 
 var commands = map[string]*command{}
 
 func register(c *command) { commands[c.Name] = c }
 
-// Main runs the command line args (without the program name) and returns
-// the process exit code: 0 on success, 1 when the work failed, 2 for usage
-// errors.
-func Main(stdout, stderr io.Writer, args []string) int {
+// env is what a command's Run needs besides the job.
+type env struct {
+	ctx            context.Context
+	cmd            *command
+	stdout, stderr io.Writer
+	out            string // the .npz output path
+	progress       *progress
+}
+
+// Main runs the command line args (without the program name) until ctx is
+// canceled, and returns the process exit code.
+func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	name := "run"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
 	if name == "help" {
-		usage(stderr)
-		return 0
+		usage(stdout)
+		return ExitOK
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "linattn: unknown command %q\n", name)
-		usage(stderr)
-		return 2
+		fmt.Fprintf(stderr, "linattn: unknown command %q (commands: %s)\n", name, strings.Join(commandNames(), ", "))
+		return ExitUsage
 	}
 	fs := flag.NewFlagSet("linattn "+c.Name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: linattn %s\n\n%s\n\nflags:\n", c.UsageLine, c.Short)
-		fs.PrintDefaults()
-	}
-	opts := c.Flags(fs)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
+	fs.SetOutput(io.Discard)
+	overlay := &spec.Spec{}
+	groups := append([]spec.Group{spec.Problem}, c.Groups...)
+	for _, f := range spec.Fields {
+		if contains(groups, f.Group) {
+			fs.Var(spec.NewValue(overlay, f.Name), f.Name, f.Usage)
 		}
-		return 2
+	}
+	specFile := fs.String("spec", "", "FILE.json: a spec (or the sidecar of an earlier output) whose fields the flags override")
+	out := fs.String("o", c.Out, "output FILE.npz; the sidecar FILE.json is written beside it")
+	quiet := fs.Bool("q", false, "no progress on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fmt.Fprintf(stdout, "usage: linattn %s\n\n%s\n\nflags:\n", c.UsageLine, c.Short)
+			fs.PrintDefaults()
+			return ExitOK
+		}
+		fmt.Fprintf(stderr, "linattn %s: %v (see linattn %s -h)\n", c.Name, err, c.Name)
+		return ExitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "linattn %s: unexpected arguments %q\n", c.Name, fs.Args())
-		return 2
+		return ExitUsage
 	}
-	if err := c.Run(opts, stdout, stderr); err != nil {
+	fail := func(err error) int {
 		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
-		if _, ok := err.(usageError); ok {
-			return 2
-		}
-		return 1
+		return ExitUsage
 	}
-	return 0
+	if err := overlay.CheckFlags(); err != nil {
+		return fail(err)
+	}
+	given := &spec.Spec{}
+	if *specFile != "" {
+		var err error
+		if given, err = loadSpec(*specFile); err != nil {
+			return fail(err)
+		}
+	}
+	given.Override(overlay)
+	job, err := spec.Resolve(given, c.Groups...)
+	if err != nil {
+		return fail(err)
+	}
+	outPath, err := checkOutput(*out, c.Out)
+	if err != nil {
+		return fail(err)
+	}
+	e := &env{ctx: ctx, cmd: c, stdout: stdout, stderr: stderr, out: outPath,
+		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
+	err = c.Run(e, job)
+	e.progress.Done()
+	switch {
+	case err == nil:
+		return ExitOK
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "linattn %s: interrupted: %v; partial output in %s\n", c.Name, err, outPath)
+		return ExitInterrupted
+	default:
+		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
+		return ExitFailure
+	}
 }
 
-// usageError is an invalid flag value: exit code 2.
-type usageError struct{ error }
+// loadSpec reads a spec file; relative input paths in it are taken
+// relative to the file's directory.
+func loadSpec(path string) (*spec.Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-spec: %w", err)
+	}
+	s, err := spec.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("-spec %s: %w", path, err)
+	}
+	s.Rebase(filepath.Dir(path))
+	return s, nil
+}
 
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+// checkOutput validates -o before any work: a .npz path in a writable
+// directory. Only the default directory is created.
+func checkOutput(out, def string) (string, error) {
+	if !strings.HasSuffix(out, ".npz") || filepath.Base(out) == ".npz" {
+		return "", fmt.Errorf("-o = %q, want a FILE.npz path", out)
+	}
+	dir := filepath.Dir(out)
+	if out == def {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("-o %s: create directory: %w", out, err)
+		}
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return "", fmt.Errorf("-o %s: directory %s does not exist; create it first", out, dir)
+	}
+	probe, err := os.CreateTemp(dir, ".linattn-probe*")
+	if err != nil {
+		return "", fmt.Errorf("-o %s: directory %s is not writable", out, dir)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return out, nil
+}
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: linattn <command> [flags]   (default command: run)\n\ncommands:\n")
+	for _, n := range commandNames() {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Short)
+	}
+	fmt.Fprintf(w, "\nRun 'linattn <command> -h' for a command's flags. Exit status: 0 done, 1 failed,\n2 bad input, 130 interrupted (partial output written).\n")
+}
+
+func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Short)
+	return names
+}
+
+func contains(gs []spec.Group, g spec.Group) bool {
+	for _, x := range gs {
+		if x == g {
+			return true
+		}
 	}
-	fmt.Fprintf(w, "\nRun 'linattn <command> -h' for a command's flags.\n")
+	return false
 }

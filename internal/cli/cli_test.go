@@ -2,195 +2,596 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/internal/spec"
 	"github.com/sbinet/npyio/npz"
 )
 
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runCLIContext(t, context.Background(), args...)
+}
+
+func runCLIContext(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(&out, &errb, args)
+	code := Main(ctx, &out, &errb, args)
 	return code, out.String(), errb.String()
 }
 
-// TestDefaultRun runs the README's main job (the paper's D = 4 example) and
-// checks the printed summary and the written arrays against the plateau
-// levels of the paper (MATH.md: 1, 0.64057971, 0.37737216, 0.2098046,
-// 0.13599507).
-func TestDefaultRun(t *testing.T) {
-	dir := t.TempDir()
-	code, out, errs := runCLI(t, "-out", dir, "-points", "301")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+// sidecarOf reads FILE.json beside FILE.npz.
+func sidecarOf(t *testing.T, npzPath string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(sidecarPath(npzPath))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"plateau levels L(M_m), m=0..4: [1 0.64057971 0.37737216 0.2098046 0.13599507]", "drop m=4", "trajectory.npz"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("sidecar is not JSON: %v\n%s", err, b)
+	}
+	return m
+}
+
+func readFloats(t *testing.T, r *npz.Reader, name string) []float64 {
+	t.Helper()
+	var x []float64
+	if err := r.Read(name+".npy", &x); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return x
+}
+
+// TestDefaultRunGolden runs the README's main job (the paper's D = 4
+// example) and compares its summary with testdata/run_default.golden (the
+// output path and the wall time masked). The plateau levels in it are
+// MATH.md's 1, 0.64057971, 0.37737216, 0.2098046, 0.13599507; the drop
+// times are those of flow.TestPaperExample.
+func TestDefaultRunGolden(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run.npz")
+	code, stdout, stderr := runCLI(t, "run", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got := strings.ReplaceAll(stdout, dir, "DIR")
+	got = regexp.MustCompile(`in [0-9.]+ m?s\n`).ReplaceAllString(got, "in TIME\n")
+	golden := filepath.Join("testdata", "run_default.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	r, err := npz.Open(filepath.Join(dir, "trajectory.npz"))
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("summary differs from %s (go test -run Golden -update rewrites it):\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+
+	// Every drop is resolved: at least 50 samples between 10% and 90% of
+	// the way from L(M_{m−1}) to L(M_m).
+	r, err := npz.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if sh := r.Header("keys.npy").Descr.Shape; len(sh) != 4 || sh[0] != 301 || sh[1] != 4 || sh[2] != 1 || sh[3] != 4 {
-		t.Errorf("keys shape %v, want (301, 4, 1, 4)", sh)
-	}
-	var loss []float64
-	if err := r.Read("loss.npy", &loss); err != nil {
-		t.Fatal(err)
-	}
-	if len(loss) != 301 || math.Abs(loss[0]-1) > 1e-4 || math.Abs(loss[300]-0.13599507-1e-6) > 1e-8 {
-		t.Errorf("loss from %v to %v", loss[0], loss[len(loss)-1])
-	}
-	for i := 1; i < len(loss); i++ {
-		if loss[i] > loss[i-1]+1e-15 {
-			t.Fatalf("loss increases at %d: %v → %v", i, loss[i-1], loss[i])
+	loss, pl := readFloats(t, r, "loss"), readFloats(t, r, "plateaus")
+	for m := 1; m <= 4; m++ {
+		hi, lo := pl[m-1]-0.1*(pl[m-1]-pl[m]), pl[m]+0.1*(pl[m-1]-pl[m])
+		n := 0
+		for _, l := range loss {
+			if l < hi && l > lo {
+				n++
+			}
 		}
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "metadata.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var meta map[string]any
-	if err := json.Unmarshal(b, &meta); err != nil {
-		t.Fatal(err)
-	}
-	if tr, ok := meta["transitions"].([]any); !ok || len(tr) != 4 {
-		t.Errorf("metadata transitions: %v", meta["transitions"])
+		if n < 50 {
+			t.Errorf("drop %d has %d samples, want ≥ 50", m, n)
+		}
 	}
 }
 
-func TestMergedRun(t *testing.T) {
+// TestRunArraysRoundTrip reads back every array of a run and checks it
+// against the same trajectory computed directly with package flow, element
+// by element and bit for bit, and the shapes against the sidecar.
+func TestRunArraysRoundTrip(t *testing.T) {
+	for _, model := range []string{"separate", "merged"} {
+		t.Run(model, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "r.npz")
+			args := []string{"run", "-model", model, "-spectrum", "power:1", "-D", "3", "-H", "2", "-winit", "0.1",
+				"-T", "3000", "-samples", "40", "-grid", "lin", "-o", out}
+			if model == "separate" {
+				args = append(args, "-R", "2")
+			}
+			if code, _, stderr := runCLI(t, args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			given, err := spec.Parse(mustRead(t, sidecarPath(out)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			job, err := spec.Resolve(given, spec.Solver)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := job.System
+			times := flow.LinearGrid(3000, 40)
+			tr, err := s.Run(context.Background(), job.Y0, flow.RunSettings{T: 3000, Times: times, Method: job.Method, RTol: job.Spec.RTol, ATol: job.Spec.ATol})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][]float64{"t": tr.Times, "loss": tr.Loss, "eigvals": s.Data.Lambda,
+				"plateaus": s.Data.PlateauLevels(), "Lambda": rowMajor(s.Data.Covariance()), "eigvecs": rowMajor(s.Data.Vecs)}
+			n, h, d := s.Len(), s.Model.H, s.Dim()
+			for i := range tr.Times {
+				y := tr.States[i*n : (i+1)*n]
+				want["v"] = append(want["v"], y[:h]...)
+				if model == "merged" {
+					want["U"] = append(want["U"], y[h:]...)
+				} else {
+					hrd := h * s.Model.R * d
+					want["K"] = append(want["K"], y[h:h+hrd]...)
+					want["Q"] = append(want["Q"], y[h+hrd:]...)
+				}
+				want["M"] = append(want["M"], rowMajor(s.Map(s.ToEigen(nil, y)))...)
+			}
+			for _, tn := range tr.Transitions {
+				want["transitions"] = append(want["transitions"], tn.T)
+			}
+			r, err := npz.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			shapes := sidecarOf(t, out)["meta"].(map[string]any)["arrays"].(map[string]any)
+			for name, w := range want {
+				got := readFloats(t, r, name)
+				if len(got) != len(w) {
+					t.Fatalf("%s: %d values, want %d", name, len(got), len(w))
+				}
+				for i := range w {
+					if got[i] != w[i] {
+						t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], w[i])
+					}
+				}
+				size := 1
+				for _, x := range r.Header(name + ".npy").Descr.Shape {
+					size *= x
+				}
+				if size != len(w) || len(shapes[name].([]any)) != len(r.Header(name+".npy").Descr.Shape) {
+					t.Errorf("%s: shape %v, sidecar %v, %d values", name, r.Header(name+".npy").Descr.Shape, shapes[name], len(w))
+				}
+			}
+			if model == "separate" {
+				if sh := r.Header("K.npy").Descr.Shape; len(sh) != 4 || sh[0] != 40 || sh[1] != 2 || sh[2] != 2 || sh[3] != 3 {
+					t.Errorf("K shape %v, want (40, 2, 2, 3)", sh)
+				}
+			} else if sh := r.Header("U.npy").Descr.Shape; len(sh) != 4 || sh[0] != 40 || sh[1] != 2 || sh[2] != 3 || sh[3] != 3 {
+				t.Errorf("U shape %v, want (40, 2, 3, 3)", sh)
+			}
+			if len(r.Keys()) != len(shapes) {
+				t.Errorf("archive holds %d arrays, sidecar lists %d", len(r.Keys()), len(shapes))
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNumpyReadsRun proves that numpy loads every array of a run with the
+// shape the sidecar records and the exact values we wrote: Python prints the
+// SHA-256 of each array's little-endian bytes, which must equal ours.
+// numpy comes from Debian's python3-numpy, installed by .ci/run.
+func TestNumpyReadsRun(t *testing.T) {
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("numpy is not importable by %s in CI: %v", py, err)
+		}
+		t.Skipf("numpy not available to %s (apt-get install python3-numpy): %v", py, err)
+	}
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "run", "-model", "merged", "-heads", "3", "-out", dir, "-points", "50", "-grid", "log")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+	out := filepath.Join(dir, "run.npz")
+	if code, _, stderr := runCLI(t, "run", "-samples", "101", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.Count(out, "drop m=") != 1 {
-		t.Errorf("merged model should drop once:\n%s", out)
+	script := `
+import hashlib, json, sys
+import numpy as np
+d = np.load(sys.argv[1])
+meta = json.load(open(sys.argv[2]))["meta"]
+for name in sorted(d.files):
+    a = d[name]
+    assert list(a.shape) == meta["arrays"][name], (name, a.shape, meta["arrays"][name])
+    assert a.dtype in (np.float64, np.int64), (name, a.dtype)
+    print(name, hashlib.sha256(a.astype(a.dtype.newbyteorder("<")).tobytes()).hexdigest())
+`
+	cmd := exec.Command(py, "-c", script, out, sidecarPath(out))
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("numpy: %v\n%s", err, got)
 	}
-	r, err := npz.Open(filepath.Join(dir, "trajectory.npz"))
+	r, err := npz.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if sh := r.Header("U.npy").Descr.Shape; len(sh) != 4 || sh[0] != 50 || sh[1] != 3 {
-		t.Errorf("U shape %v", sh)
+	var want []string
+	keys := r.Keys()
+	sort.Strings(keys)
+	for _, k := range keys {
+		name := strings.TrimSuffix(k, ".npy")
+		var buf bytes.Buffer
+		if r.Header(k).Descr.Type == "<i8" {
+			var x []int64
+			if err := r.Read(k, &x); err != nil {
+				t.Fatal(err)
+			}
+			binary.Write(&buf, binary.LittleEndian, x)
+		} else {
+			binary.Write(&buf, binary.LittleEndian, readFloats(t, r, name))
+		}
+		sum := sha256.Sum256(buf.Bytes())
+		want = append(want, name+" "+hex.EncodeToString(sum[:]))
+	}
+	if strings.TrimSpace(string(got)) != strings.Join(want, "\n") {
+		t.Errorf("numpy read\n%s\nwe wrote\n%s", got, strings.Join(want, "\n"))
+	}
+	if len(want) != 13 {
+		t.Errorf("%d arrays, want 13", len(want))
 	}
 }
 
-// TestUsageErrors: bad input exits with code 2, names the flag and the
-// allowed range, and writes nothing.
-func TestUsageErrors(t *testing.T) {
+// TestSidecarRepeatsRun: the sidecar of a run, given back with -spec,
+// repeats it bit for bit; flags still override it.
+func TestSidecarRepeatsRun(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz"), filepath.Join(dir, "c.npz")
+	args := []string{"run", "-spectrum", "power:0.5", "-D", "3", "-ntp-max", "20", "-winit", "0.05", "-seed", "11", "-samples", "300", "-method", "dp5", "-rtol", "1e-9", "-o", a}
+	if code, _, stderr := runCLI(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "run", "-spec", sidecarPath(a), "-o", b); code != 0 {
+		t.Fatalf("repeat: exit %d: %s", code, stderr)
+	}
+	if !bytes.Equal(mustRead(t, a), mustRead(t, b)) {
+		t.Error("the run repeated from its sidecar differs")
+	}
+	sa, sb := sidecarOf(t, a), sidecarOf(t, b)
+	delete(sa, "meta")
+	delete(sb, "meta")
+	ja, _ := json.Marshal(sa)
+	jb, _ := json.Marshal(sb)
+	if !bytes.Equal(ja, jb) {
+		t.Errorf("resolved specs differ:\n%s\n%s", ja, jb)
+	}
+	// A flag overrides the spec, and -N replaces the spec's -ntp-max.
+	if code, _, stderr := runCLI(t, "run", "-spec", sidecarPath(a), "-seed", "12", "-N", "5", "-o", c); code != 0 {
+		t.Fatalf("override: exit %d: %s", code, stderr)
+	}
+	sc := sidecarOf(t, c)
+	if sc["seed"].(float64) != 12 || sc["N"].(float64) != 5 || sc["ntp-max"] != nil || sc["spectrum"] != "power:0.5" {
+		t.Errorf("override: %v", sc)
+	}
+}
+
+// TestBadInput: one line naming the flag and the allowed range, exit status
+// 2, no stack trace and no file left behind.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notOrtho := filepath.Join(dir, "vecs.npy")
+	writeNPY(t, notOrtho, []float64{1, 0.5, 0, 1}, 2, 2)
+	badInit := filepath.Join(dir, "init.npz")
+	writeNPZ(t, badInit, map[string][]float64{"v": {0.1, 0.1}, "K": make([]float64, 6), "Q": make([]float64, 6)}, map[string][]int{"v": {2}, "K": {2, 1, 3}, "Q": {2, 1, 3}})
+	notDir := filepath.Join(dir, "plain")
+	os.WriteFile(notDir, []byte("x"), 0o644)
+	before := listDir(t, dir)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"-lambda", "0.4,-1"}, "lambda[1] = -1"},
-		{[]string{"-lambda", "0.4,x"}, "-lambda entry 2"},
-		{[]string{"-heads", "-1"}, "H = -1"},
-		{[]string{"-rank", "9"}, "R = 9, want 1 ≤ R ≤ D = 4"},
-		{[]string{"-context", "0"}, "N = 0"},
-		{[]string{"-model", "softmax"}, "-model"},
-		{[]string{"-method", "rk4"}, "-method"},
-		{[]string{"-winit", "-1"}, "w_init = -1"},
-		{[]string{"-tau", "0"}, "Tau = 0"},
-		{[]string{"-t", "0"}, "-t = 0"},
+		{[]string{"-eigs", "0.4,-1"}, "-eigs: entry 2 is -1, want a finite eigenvalue > 0"},
+		{[]string{"-eigs", "0.4,NaN"}, "-eigs: entry 2 is NaN"},
+		{[]string{"-eigs", "0.4,x"}, `entry 2 "x" is not a number`},
+		{[]string{"-eigs", "0.4,0.3", "-eigvecs", notOrtho}, "not orthonormal"},
+		{[]string{"-R", "9"}, "-R = 9, want 1 ≤ R ≤ D = 4"},
+		{[]string{"-H", "0"}, "-H = 0, want H ≥ 1"},
+		{[]string{"-N", "0"}, "-N = 0, want a context length N ≥ 1"},
+		{[]string{"-nu", "2"}, "-nu = 2, want ν = E[1/N] in (0, 1]"},
+		{[]string{"-N", "3", "-nu", "0.5"}, "-N and -nu exclude each other"},
+		{[]string{"-H", "2", "-init", badInit}, `array "K" has shape [2 1 3], want [2 1 4]`},
+		{[]string{"-init", filepath.Join(dir, "missing.npz")}, "-init: open"},
+		{[]string{"-method", "rk4"}, `-method = "rk4", want dop853, dp5 or tsit5`},
 		{[]string{"-grid", "cubic"}, "-grid"},
+		{[]string{"-model", "softmax"}, "-model"},
+		{[]string{"-winit", "0"}, "-winit = 0, want a finite scale > 0"},
+		{[]string{"-tau", "-1"}, "-tau = -1"},
+		{[]string{"-T", "-5"}, "-T = -5"},
+		{[]string{"-samples", "1"}, "-samples = 1, want S ≥ 2"},
+		{[]string{"-rtol", "0"}, "-rtol = 0"},
+		{[]string{"-spectrum", "power:1"}, "-D is needed"},
+		{[]string{"-spectrum", "zipf", "-D", "3"}, "want power:ALPHA"},
+		{[]string{"-spectrum", "power:1", "-D", "200000"}, "the job needs an estimated"},
+		{[]string{"-seed", "-3"}, "not an integer in [0, 2^64)"},
 		{[]string{"-nosuchflag"}, "nosuchflag"},
-		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"-spec", filepath.Join(dir, "none.json")}, "-spec: open"},
+		{[]string{"-o", filepath.Join(dir, "missing", "x.npz")}, "does not exist"},
+		{[]string{"-o", filepath.Join(notDir, "x.npz")}, "does not exist"},
+		{[]string{"-o", "/proc/x.npz"}, "not writable"},
+		{[]string{"-o", filepath.Join(dir, "x.txt")}, "want a FILE.npz path"},
 	} {
-		dir := t.TempDir()
-		code, _, errs := runCLI(t, append(tc.args, "-out", dir)...)
-		if code != 2 || !strings.Contains(errs, tc.want) {
-			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, errs, tc.want)
+		args := append([]string{"run"}, tc.args...)
+		if !strings.Contains(strings.Join(tc.args, " "), "-o ") {
+			args = append(args, "-o", filepath.Join(dir, "out.npz"))
 		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-			t.Errorf("%v: wrote %d files", tc.args, len(entries))
+		code, stdout, stderr := runCLI(t, args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || !strings.Contains(stderr, tc.want) || len(lines) != 1 || strings.Contains(stderr, "goroutine") || stdout != "" {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", tc.args, code, stderr, stdout, tc.want)
 		}
+	}
+	if after := listDir(t, dir); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Errorf("files left behind: %v, before %v", after, before)
+	}
+	if code, _, stderr := runCLI(t, "frobnicate"); code != 2 || !strings.Contains(stderr, "unknown command") {
+		t.Errorf("unknown command: exit %d, %s", code, stderr)
 	}
 }
 
-// TestLandscape runs the landscape command on the paper's D = 4 example: of
-// the 16 fixed points the full set is the minimum, the empty set and the
-// three other path points are higher-order saddles and the other 11 are
-// strict saddles (landscape.TestPaperStability holds the details).
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	filepath.Walk(dir, func(p string, _ os.FileInfo, _ error) error {
+		names = append(names, p)
+		return nil
+	})
+	return names
+}
+
+// TestInterrupt: a canceled run writes what it computed, marked incomplete,
+// and exits 130 — in the first pass (which finds T) and in the second.
+func TestInterrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"first pass", nil},
+		{"output pass", []string{"-T", "20000", "-grid", "lin"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "run.npz")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			testHookStep = func(tt float64) {
+				if tt > 4000 {
+					cancel()
+				}
+			}
+			defer func() { testHookStep = nil }()
+			code, stdout, stderr := runCLIContext(t, ctx, append([]string{"run", "-o", out}, tc.args...)...)
+			if code != ExitInterrupted || !strings.Contains(stderr, "interrupted") || !strings.Contains(stdout, "INCOMPLETE") {
+				t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
+			}
+			meta := sidecarOf(t, out)["meta"].(map[string]any)
+			if meta["complete"] != false || !strings.HasPrefix(meta["status"].(string), "interrupted") {
+				t.Errorf("sidecar: complete %v, status %v", meta["complete"], meta["status"])
+			}
+			r, err := npz.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			ts := readFloats(t, r, "t")
+			if len(ts) < 2 || ts[0] != 0 || ts[len(ts)-1] < 4000 || ts[len(ts)-1] > 5000 {
+				t.Errorf("samples from %v to %v (%d)", ts[0], ts[len(ts)-1], len(ts))
+			}
+			for i := 1; i < len(ts); i++ {
+				if !(ts[i] > ts[i-1]) {
+					t.Fatalf("t not increasing at %d", i)
+				}
+			}
+			// The first drop (t ≈ 2754) was reached and is recorded.
+			if tr := readFloats(t, r, "transitions"); len(tr) != 1 || math.Abs(tr[0]-2754.04) > 0.01 {
+				t.Errorf("transitions %v", tr)
+			}
+		})
+	}
+}
+
+// TestProgress: progress lines go to stderr only on a terminal and not
+// with -q.
+func TestProgress(t *testing.T) {
+	var p bytes.Buffer
+	pr := newProgress(&p, true)
+	pr.start = pr.start.Add(-2e9) // the work has lasted two seconds
+	if !pr.Due() {
+		t.Fatal("not due after two seconds")
+	}
+	pr.Show("t = 5")
+	if pr.Due() {
+		t.Error("due twice within 200 ms")
+	}
+	pr.Done()
+	if p.String() != "\r\033[Kt = 5\r\033[K" {
+		t.Errorf("progress wrote %q", p.String())
+	}
+	quiet := newProgress(&p, false)
+	quiet.start = quiet.start.Add(-2e9)
+	if quiet.Due() {
+		t.Error("a quiet progress is due")
+	}
+	if isTerminal(&bytes.Buffer{}) {
+		t.Error("a buffer is a terminal")
+	}
+}
+
+// TestLandscape runs the landscape command on the paper's D = 4 example:
+// of the 16 fixed points the full set is the minimum, the empty set and the
+// three other path points are higher-order saddles and the other 11 strict
+// saddles (landscape.TestPaperStability holds the details).
 func TestLandscape(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "landscape", "-out", dir)
+	out := filepath.Join(dir, "l.npz")
+	code, stdout, stderr := runCLI(t, "landscape", "-o", out)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "classes: 1 minimum, 11 strict saddles, 4 higher-order saddles") {
-		t.Errorf("output:\n%s", out)
+	if !strings.Contains(stdout, "classes: 1 minimum, 11 strict saddles, 4 higher-order saddles") {
+		t.Errorf("output:\n%s", stdout)
 	}
-	r, err := npz.Open(filepath.Join(dir, "landscape.npz"))
+	r, err := npz.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var loss []float64
-	if err := r.Read("loss.npy", &loss); err != nil {
-		t.Fatal(err)
-	}
+	loss := readFloats(t, r, "loss")
 	if len(loss) != 16 || math.Abs(loss[15]-0.13599507) > 1e-8 || math.Abs(loss[0]-1) > 1e-15 {
 		t.Errorf("loss table %v", loss)
+	}
+	var subset, onPath []bool
+	var class, bitmask []int64
+	for name, dst := range map[string]any{"subset.npy": &subset, "on_path.npy": &onPath, "class.npy": &class, "bitmask.npy": &bitmask} {
+		if err := r.Read(name, dst); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	// Bit d−1 of the mask is eigenvector d: mask 5 = {1, 3}.
+	if len(subset) != 64 || !subset[5*4+0] || subset[5*4+1] || !subset[5*4+2] || subset[5*4+3] || bitmask[5] != 5 {
+		t.Errorf("subset row 5 = %v", subset[20:24])
+	}
+	// On the path: ∅, {1}, {1,2}, {1,2,3}, full = masks 0, 1, 3, 7, 15.
+	for mask, on := range onPath {
+		want := mask == 0 || mask == 1 || mask == 3 || mask == 7 || mask == 15
+		if on != want {
+			t.Errorf("on_path[%d] = %v", mask, on)
+		}
+	}
+	if class[15] != 0 || class[0] != 2 || class[2] != 1 {
+		t.Errorf("class %v", class)
 	}
 	if sh := r.Header("jacobian_eigenvalues.npy").Descr.Shape; len(sh) != 2 || sh[0] != 16 || sh[1] != 36 {
 		t.Errorf("jacobian_eigenvalues shape %v, want (16, 36)", sh)
 	}
 
-	code, out, errs = runCLI(t, "landscape", "-model", "merged", "-out", dir)
-	if code != 0 || !strings.Contains(out, "unstable at 0.188149") {
-		t.Errorf("merged: exit %d\n%s%s", code, out, errs)
+	code, stdout, stderr = runCLI(t, "landscape", "-model", "merged", "-o", out)
+	if code != 0 || !strings.Contains(stdout, "unstable at 0.188149") {
+		t.Errorf("merged: exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, _, errs = runCLI(t, "landscape", "-powerlaw", "1", "-dim", "25", "-stability=false", "-out", dir)
-	if code != 2 || !strings.Contains(errs, "D ≤ 24") {
-		t.Errorf("D = 25: exit %d, %s", code, errs)
+	code, _, stderr = runCLI(t, "landscape", "-spectrum", "power:1", "-D", "25", "-stability=false", "-o", out)
+	if code != 2 || !strings.Contains(stderr, "want D ≤ 24") {
+		t.Errorf("D = 25: exit %d, %s", code, stderr)
 	}
-	code, _, errs = runCLI(t, "landscape", "-powerlaw", "1", "-dim", "11", "-out", dir)
-	if code != 2 || !strings.Contains(errs, "D ≤ 10") {
-		t.Errorf("stability at D = 11: exit %d, %s", code, errs)
+	code, _, stderr = runCLI(t, "landscape", "-spectrum", "power:1", "-D", "11", "-o", out)
+	if code != 2 || !strings.Contains(stderr, "D ≤ 10") {
+		t.Errorf("stability at D = 11: exit %d, %s", code, stderr)
 	}
 }
 
-func TestReduce(t *testing.T) {
+// TestReduced compares each drop of the paper's example with the 1-D
+// theory, with the bounds of reduced.TestCompareWithFullFlow on a coarser
+// grid, and checks the merged model's drop-time predictions (reduced.
+// TestMergedDropTime: the refined one within 0.5%).
+func TestReduced(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := runCLI(t, "reduce", "-points", "500", "-out", dir)
+	out := filepath.Join(dir, "red.npz")
+	code, stdout, stderr := runCLI(t, "reduced", "-points", "500", "-o", out)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.Count(out, "\n") < 7 {
-		t.Errorf("output:\n%s", out)
-	}
-	r, err := npz.Open(filepath.Join(dir, "reduced.npz"))
+	r, err := npz.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	var dev, obs, pred []float64
-	for name, dst := range map[string]*[]float64{"max_deviation.npy": &dev, "t_observed.npy": &obs, "t_predicted.npy": &pred} {
-		if err := r.Read(name, dst); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dev, obs, pred := readFloats(t, r, "max_deviation"), readFloats(t, r, "t_observed"), readFloats(t, r, "t_predicted")
+	r.Close()
 	if len(dev) != 4 {
-		t.Fatalf("%d drops", len(dev))
+		t.Fatalf("%d drops\n%s", len(dev), stdout)
 	}
-	// The bounds of reduced.TestCompareWithFullFlow, on a coarser grid.
 	for i := range dev {
 		if dev[i] > 0.02 || math.Abs(pred[i]-obs[i]) > 0.01*obs[i] {
 			t.Errorf("drop %d: deviation %g, predicted %g, observed %g", i+1, dev[i], pred[i], obs[i])
 		}
 	}
-	if code, _, errs := runCLI(t, "reduce", "-align", "1.5", "-out", dir); code != 2 || !strings.Contains(errs, "align") {
-		t.Errorf("-align 1.5: exit %d, %s", code, errs)
+	if code, _, stderr := runCLI(t, "reduced", "-align", "1.5", "-o", out); code != 2 || !strings.Contains(stderr, "-align = 1.5, want an alignment in (0, 1)") {
+		t.Errorf("-align 1.5: exit %d, %s", code, stderr)
+	}
+
+	code, stdout, stderr = runCLI(t, "reduced", "-model", "merged", "-winit", "1e-3", "-o", out)
+	if code != 0 {
+		t.Fatalf("merged: exit %d: %s", code, stderr)
+	}
+	r, err = npz.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	refined, observed := readFloats(t, r, "t_drop_refined"), readFloats(t, r, "t_drop_observed")
+	if math.Abs(refined[0]-observed[0]) > 0.005*observed[0] {
+		t.Errorf("merged drop: refined %g, observed %g\n%s", refined[0], observed[0], stdout)
+	}
+}
+
+// TestReducedWhiteClosedForm: for white Λ and a balanced, aligned
+// initialization the merged closed form (paper eq. attnM-solution) is the
+// flow itself, so loss_closed_form equals loss to integration accuracy.
+func TestReducedWhiteClosedForm(t *testing.T) {
+	dir := t.TempDir()
+	data, err := flow.NewData(flow.White(3, 0.5), nil, 1.0/10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := flow.NewSystem(data, flow.Model{Kind: flow.Merged, H: 2, Tau: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y0, err := s.BalancedAligned([]float64{0.01, 0.02})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, d := 2, 3
+	init := filepath.Join(dir, "init.npz")
+	writeNPZ(t, init, map[string][]float64{"v": y0[:h], "U": y0[h:]}, map[string][]int{"v": {h}, "U": {h, d, d}})
+	out := filepath.Join(dir, "w.npz")
+	code, stdout, stderr := runCLI(t, "reduced", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10",
+		"-eigvecs", "identity", "-init", init, "-grid", "lin", "-samples", "200", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := npz.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	loss, cf := readFloats(t, r, "loss"), readFloats(t, r, "loss_closed_form")
+	for i := range loss {
+		if math.Abs(loss[i]-cf[i]) > 1e-8 {
+			t.Fatalf("sample %d: flow %v, closed form %v\n%s", i, loss[i], cf[i], stdout)
+		}
 	}
 }

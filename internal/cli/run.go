@@ -1,206 +1,301 @@
 package cli
 
 import (
-	"context"
-	"flag"
+	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/reduced"
 )
 
 func init() {
 	register(&command{
 		Name:      "run",
 		UsageLine: "run [flags]",
-		Short:     "integrate the population gradient flow and write out/trajectory.npz",
-		Flags: func(fs *flag.FlagSet) any {
-			o := &runOpts{}
-			o.task.register(fs)
-			o.model.register(fs, 4, "number of heads H; 0 means D")
-			fs.Float64Var(&o.winit, "winit", 0.01, "initialization scale w_init (the paper's code uses 1e-2)")
-			fs.Uint64Var(&o.seed, "seed", 3, "seed of the initialization")
-			fs.Float64Var(&o.tmax, "t", 1e6, "final time (the run stops earlier at -stop)")
-			fs.Float64Var(&o.stop, "stop", 1e-6, "stop when L − L* ≤ stop; 0 runs to -t")
-			fs.IntVar(&o.points, "points", 2001, "number of output times")
-			fs.StringVar(&o.grid, "grid", "lin", "output grid: lin or log")
-			fs.StringVar(&o.method, "method", "dop853", "integrator: dop853, dp5 or tsit5")
-			fs.Float64Var(&o.rtol, "rtol", flow.DefaultRTol, "relative tolerance")
-			fs.Float64Var(&o.atol, "atol", flow.DefaultATol, "absolute tolerance")
-			fs.StringVar(&o.out, "out", "out", "output directory")
-			return o
-		},
-		Run: func(opts any, stdout, _ io.Writer) error { return runRun(opts.(*runOpts), stdout) },
+		Short:     "integrate the population gradient flow; write out/run.npz and its sidecar out/run.json",
+		Groups:    []spec.Group{spec.Solver},
+		Out:       "out/run.npz",
+		Run:       runFlow,
 	})
 }
 
-type runOpts struct {
-	task         taskFlags
-	model        modelFlags
-	winit        float64
-	seed         uint64
-	tmax, stop   float64
-	points       int
-	grid, method string
-	rtol, atol   float64
-	out          string
+// testHookStep, when set by a test, is called at every accepted step.
+var testHookStep func(t float64)
+
+// horizon bounds a run until convergence, in units of τ: a flow that has
+// not converged by then sits at a fixed point.
+const horizon = 1e12
+
+// samples are states of a run in the original basis, row-major.
+type samples struct {
+	t, loss, states []float64
 }
 
-var methods = map[string]*ode.Method{"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
+// recorder keeps at most max samples of the accepted steps of a run whose
+// end is unknown: when full, it drops every other sample and records half
+// as often, so the samples stay spread over the whole run.
+type recorder struct {
+	s             *flow.System
+	max, n        int
+	stride, count int
+	samples
+}
 
-func runRun(o *runOpts, stdout io.Writer) error {
-	data, err := o.task.data()
-	if err != nil {
-		return err
+func newRecorder(s *flow.System, max int, y0 []float64, l0 float64) *recorder {
+	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
+	r.t, r.loss, r.states = []float64{0}, []float64{l0}, append([]float64(nil), y0...)
+	return r
+}
+
+func (r *recorder) add(t float64, yEigen []float64, loss float64) {
+	if r.count++; r.count%r.stride != 0 {
+		return
 	}
-	s, err := o.model.system(data)
-	if err != nil {
-		return err
+	if len(r.t) == r.max {
+		k := 0
+		for i := 0; i < len(r.t); i += 2 {
+			r.t[k], r.loss[k] = r.t[i], r.loss[i]
+			copy(r.states[k*r.n:(k+1)*r.n], r.states[i*r.n:(i+1)*r.n])
+			k++
+		}
+		r.t, r.loss, r.states = r.t[:k], r.loss[:k], r.states[:k*r.n]
+		r.stride *= 2
+		if r.count%r.stride != 0 {
+			return
+		}
 	}
-	method, ok := methods[o.method]
-	if !ok {
-		return usagef("-method = %q, want dop853, dp5 or tsit5", o.method)
+	r.t = append(r.t, t)
+	r.loss = append(r.loss, loss)
+	r.states = append(r.states, make([]float64, r.n)...)
+	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
+}
+
+// outputTimes is the grid of -samples and -grid over [0, T]; path is the
+// loss at the accepted steps of a first pass, which the drops grid needs.
+func outputTimes(sp *spec.Spec, T float64, path *lossPath) []float64 {
+	switch sp.Grid {
+	case "log":
+		return flow.LogGrid(T*1e-6, T, sp.Samples-1)
+	case "drops":
+		if sp.Samples >= 4 && path != nil {
+			return dropsGrid(T, sp.Samples, path)
+		}
 	}
-	if o.points < 2 {
-		return usagef("-points = %d, want ≥ 2", o.points)
+	return flow.LinearGrid(T, sp.Samples)
+}
+
+// lossPath is the loss at the accepted steps of a run, non-increasing in t.
+type lossPath struct{ t, loss []float64 }
+
+// dropsGrid returns S times: ⌊S/2⌋ equally spaced from 0 to T, and the
+// others where the loss crosses equally spaced levels between L(0) and L(T),
+// found by linear interpolation between accepted steps. The loss-spaced
+// times gather in the drops, so every drop is sampled in proportion to its
+// height, however short it is.
+func dropsGrid(T float64, S int, path *lossPath) []float64 {
+	nLin := S / 2
+	nLoss := S - nLin
+	times := flow.LinearGrid(T, nLin)
+	l0, l1 := path.loss[0], path.loss[len(path.loss)-1]
+	j := 0
+	for k := 1; k <= nLoss; k++ {
+		level := l0 - (l0-l1)*float64(k)/float64(nLoss+1)
+		for j+1 < len(path.t) && path.loss[j+1] > level {
+			j++
+		}
+		t := T
+		if j+1 < len(path.t) {
+			t0, t1, a, b := path.t[j], path.t[j+1], path.loss[j], path.loss[j+1]
+			t = t0
+			if a > b {
+				t = t0 + (t1-t0)*(a-level)/(a-b)
+			}
+		}
+		times = append(times, math.Min(math.Max(t, 0), T))
 	}
-	if o.grid != "lin" && o.grid != "log" {
-		return usagef("-grid = %q, want lin or log", o.grid)
+	sort.Float64s(times)
+	out := times[:1]
+	for _, t := range times[1:] {
+		if t != out[len(out)-1] {
+			out = append(out, t)
+		}
 	}
-	if !(o.tmax > 0) || math.IsInf(o.tmax, 0) {
-		return usagef("-t = %g, want a finite time > 0", o.tmax)
-	}
-	if !(o.rtol > 0) || !(o.atol >= 0) {
-		return usagef("-rtol = %g and -atol = %g, want rtol > 0 and atol ≥ 0", o.rtol, o.atol)
-	}
-	if !(o.stop >= 0) {
-		return usagef("-stop = %g, want ≥ 0", o.stop)
-	}
-	y0, err := s.Init(o.winit, o.seed)
-	if err != nil {
-		return usageError{err}
-	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return fmt.Errorf("create output directory: %w", err)
-	}
-	rs := flow.RunSettings{T: o.tmax, StopTol: o.stop, Method: method, RTol: o.rtol, ATol: o.atol}
+	return out
+}
+
+func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
-	tEnd := o.tmax
-	if o.stop > 0 {
-		// First pass: find when the loss reaches L* + stop, so that the
-		// output grid covers exactly the dynamics. The flow is deterministic,
-		// so the second pass retraces the same trajectory.
-		rs.Times = []float64{0}
-		tr, err := s.Run(context.Background(), y0, rs)
-		if err != nil {
-			return err
+	s, sp := job.System, job.Spec
+	l0 := s.Loss(s.ToEigen(nil, job.Y0))
+	steps := 0
+	var rec *recorder
+	var path *lossPath
+	rs := flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol}
+	rs.Observer = func(t float64, y []float64, loss float64) error {
+		steps++
+		if testHookStep != nil {
+			testHookStep(t)
 		}
-		tEnd = tr.FinalT
+		if rec != nil {
+			rec.add(t, y, loss)
+			path.t, path.loss = append(path.t, t), append(path.loss, loss)
+		}
+		if e.progress.Due() {
+			e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, s.MinLoss(), steps))
+		}
+		return nil
 	}
-	if o.grid == "lin" {
-		rs.Times = flow.LinearGrid(tEnd, o.points)
-	} else {
-		rs.Times = flow.LogGrid(tEnd*1e-6, tEnd, o.points-1)
+	var stats ode.Stats
+	addStats := func(st ode.Stats) {
+		stats.Steps += st.Steps
+		stats.FuncEvals += st.FuncEvals
+		stats.Rejected += st.Rejected
 	}
-	rs.T, rs.StopTol = tEnd, 0
-	tr, err := s.Run(context.Background(), y0, rs)
+	out := &runOutcome{job: job, l0: l0, complete: true, status: "reached T"}
+
+	T := sp.T
+	if T == 0 || sp.Grid == "drops" {
+		// First pass: find T (integrating until L − L_min ≤ tol·(L(0) −
+		// L_min)) and the loss path for the drops grid. Its samples are the
+		// output only if it does not finish.
+		rec = newRecorder(s, sp.Samples, job.Y0, l0)
+		path = &lossPath{t: []float64{0}, loss: []float64{l0}}
+		rs.T, rs.Times = T, []float64{0}
+		if T == 0 {
+			gap := l0 - s.MinLoss()
+			if !(gap > 0) {
+				return fmt.Errorf("the initial loss %.17g is already L_min; give a final time with -T", l0)
+			}
+			rs.T, rs.StopTol = horizon*sp.Tau, sp.Tol*gap
+		}
+		tr, err := s.Run(e.ctx, job.Y0, rs)
+		if tr != nil {
+			addStats(tr.Stats)
+		}
+		if err == nil && T == 0 && tr.Status != ode.TerminalEvent {
+			err = fmt.Errorf("not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
+				horizon, tr.FinalLoss, s.MinLoss()+rs.StopTol)
+		}
+		if err != nil {
+			if tr == nil {
+				return err
+			}
+			if rec.t[len(rec.t)-1] != tr.FinalT {
+				rec.add(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
+			}
+			out.samples, out.transitions, out.tEnd = rec.samples, tr.Transitions, tr.FinalT
+			return e.finish(out.failed(err, "samples at accepted steps of the first pass"), stats, start)
+		}
+		if T == 0 {
+			T = tr.FinalT
+			out.status = "converged"
+		}
+		rec = nil
+	}
+	rs.T, rs.StopTol, rs.Times = T, 0, outputTimes(sp, T, path)
+	tr, err := s.Run(e.ctx, job.Y0, rs)
+	if tr == nil {
+		return err
+	}
+	addStats(tr.Stats)
+	out.samples = samples{t: tr.Times, loss: tr.Loss, states: tr.States}
+	out.transitions, out.tEnd = tr.Transitions, tr.FinalT
 	if err != nil {
-		return err
+		out.failed(err, "the output times reached")
 	}
-	elapsed := time.Since(start)
-
-	arrays, shapes := trajectoryArrays(s, tr)
-	npzPath := filepath.Join(o.out, "trajectory.npz")
-	if err := export.SaveNPZ(npzPath, arrays); err != nil {
-		return err
-	}
-	meta := map[string]any{
-		"command": "run",
-		"model": map[string]any{
-			"kind": o.model.kind, "H": s.Model.H, "R": s.Model.R, "tau": s.Model.Tau,
-			"w_init": o.winit, "seed": o.seed, "expressivity_limited": s.ExpressivityLimited,
-		},
-		"data": map[string]any{
-			"D": s.Dim(), "lambda": s.Data.Lambda, "nu": s.Data.Nu, "context": o.task.context,
-			"nmax": o.task.nmax, "rotation_seed": o.task.rotation, "trace": s.Data.Trace(),
-		},
-		"solver": map[string]any{
-			"method": method.Name, "rtol": o.rtol, "atol": o.atol, "status": tr.Status.String(),
-			"func_evals": tr.Stats.FuncEvals, "steps": tr.Stats.Steps, "rejected": tr.Stats.Rejected,
-		},
-		"t_end":          tr.FinalT,
-		"final_loss":     tr.FinalLoss,
-		"min_loss":       s.Data.MinLoss(),
-		"plateau_levels": s.Data.PlateauLevels(),
-		"transitions":    tr.Transitions,
-		"arrays":         shapes,
-		"layout":         "arrays are in the original basis of Λ, C order; eigenvectors[:, d] is e_d; load with numpy.load",
-	}
-	if err := export.SaveJSON(filepath.Join(o.out, "metadata.json"), meta); err != nil {
-		return err
-	}
-
-	fmt.Fprintf(stdout, "linattn run: %s key–query, H=%d", o.model.kind, s.Model.H)
-	if s.Model.Kind == flow.Separate {
-		fmt.Fprintf(stdout, ", R=%d", s.Model.R)
-	}
-	fmt.Fprintf(stdout, ", τ=%g, w_init=%g, seed=%d\n", s.Model.Tau, o.winit, o.seed)
-	fmt.Fprintf(stdout, "data: %s\n", o.task.describe(s.Data))
-	if s.ExpressivityLimited {
-		fmt.Fprintf(stdout, "note: R·H < D: the model cannot reach the global minimum\n")
-	}
-	fmt.Fprintf(stdout, "plateau levels L(M_m), m=0..%d: %s\n", s.Dim(), floats(s.Data.PlateauLevels(), "%.8g"))
-	for _, tn := range tr.Transitions {
-		fmt.Fprintf(stdout, "  drop m=%d: loss crosses %.6g at t = %.6g\n", tn.M, tn.Level, tn.T)
-	}
-	fmt.Fprintf(stdout, "end: t = %.6g, loss = %.8g (L* = %.8g); %s, %d steps, %d evaluations, %v\n",
-		tr.FinalT, tr.FinalLoss, s.Data.MinLoss(), method.Name, tr.Stats.Steps, tr.Stats.FuncEvals, elapsed.Round(time.Millisecond))
-	fmt.Fprintf(stdout, "wrote %s (%d times) and %s\n", npzPath, len(tr.Times), filepath.Join(o.out, "metadata.json"))
-	return nil
+	return e.finish(out, stats, start)
 }
 
-// trajectoryArrays lays a trajectory out as named arrays with real shapes,
-// and returns their shapes for the metadata.
-func trajectoryArrays(s *flow.System, tr *flow.Trajectory) ([]export.Array, map[string][]int) {
-	nt, n := len(tr.Times), s.Len()
-	d, h := s.Dim(), s.Model.H
-	v := make([]float64, 0, nt*h)
-	for i := 0; i < nt; i++ {
-		v = append(v, tr.States[i*n:i*n+h]...)
+// runOutcome is what a run produced.
+type runOutcome struct {
+	job         *spec.Job
+	l0          float64
+	samples     samples
+	transitions []flow.Transition
+	tEnd        float64
+	complete    bool
+	status      string
+	err         error
+}
+
+func (o *runOutcome) failed(err error, what string) *runOutcome {
+	o.complete, o.err = false, err
+	o.status = "incomplete: " + what
+	var oe *ode.Error
+	if errors.As(err, &oe) && oe.Status == ode.Canceled {
+		o.status = "interrupted: " + what
 	}
-	vecs := make([]float64, 0, d*d)
-	for r := 0; r < d; r++ {
-		for c := 0; c < d; c++ {
-			vecs = append(vecs, s.Data.Vecs.At(r, c))
+	return o
+}
+
+// finish writes the arrays and the sidecar, prints the summary and returns
+// the run's error.
+func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
+	job := o.job
+	s, sp := job.System, job.Spec
+	arrays := runArrays(s, o.samples, o.transitions)
+	m := newMeta(e, job, start)
+	m.Complete, m.Status = o.complete, o.status
+	if o.err != nil {
+		m.Error = o.err.Error()
+	}
+	m.Solver = &solverMeta{Method: job.Method.Name, RTol: sp.RTol, ATol: sp.ATol,
+		Steps: stats.Steps, FuncEvals: stats.FuncEvals, Rejected: stats.Rejected, TEnd: o.tEnd}
+	pred := predictions(job, o.transitions)
+	tr := make([]map[string]any, len(o.transitions))
+	for i, tn := range o.transitions {
+		tr[i] = map[string]any{"m": tn.M, "t": tn.T, "level": tn.Level}
+		if !math.IsNaN(pred[i]) {
+			tr[i]["t_predicted"] = pred[i]
 		}
 	}
-	ms := make([]int64, len(tr.Transitions))
-	ts := make([]float64, len(tr.Transitions))
-	ls := make([]float64, len(tr.Transitions))
-	for i, tn := range tr.Transitions {
-		ms[i], ts[i], ls[i] = int64(tn.M), tn.T, tn.Level
+	final := o.samples.loss[len(o.samples.loss)-1]
+	m.Result = map[string]any{
+		"samples": len(o.samples.t), "L0": o.l0, "final_loss": final, "transitions": tr,
+		"observed_plateaus": observedPlateaus(s, o.samples, o.transitions, o.tEnd),
+	}
+	if err := e.save(job, arrays, m); err != nil {
+		return err
+	}
+	e.progress.Done()
+	printRunSummary(e, o, stats, pred, time.Since(start))
+	return o.err
+}
+
+// runArrays lays the samples out as arrays with real shapes: t (S), loss
+// (S), v (S, H), K and Q (S, H, R, D) or U (S, H, D, D), M (S, D, D),
+// key_alignment (S, H, R, D), the data arrays and the transitions.
+func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Array {
+	nt, n := len(smp.t), s.Len()
+	d, h := s.Dim(), s.Model.H
+	state := func(i int) []float64 { return smp.states[i*n : (i+1)*n] }
+	v := make([]float64, 0, nt*h)
+	mOrig := make([]float64, 0, nt*d*d)
+	ye := make([]float64, n)
+	for i := 0; i < nt; i++ {
+		v = append(v, state(i)[:h]...)
+		mOrig = append(mOrig, rowMajor(s.Map(s.ToEigen(ye, state(i))))...)
+	}
+	ms := make([]int64, len(trans))
+	ts := make([]float64, len(trans))
+	for i, tn := range trans {
+		ms[i], ts[i] = int64(tn.M), tn.T
 	}
 	arrays := []export.Array{
-		export.Floats("t", tr.Times, nt),
-		export.Floats("loss", tr.Loss, nt),
+		export.Floats("t", smp.t, nt),
+		export.Floats("loss", smp.loss, nt),
 		export.Floats("v", v, nt, h),
-		export.Floats("lambda", s.Data.Lambda, d),
-		export.Floats("eigenvectors", vecs, d, d),
-		export.Floats("plateau_levels", s.Data.PlateauLevels(), d+1),
-		export.Ints("transition_m", ms, len(ms)),
-		export.Floats("transition_t", ts, len(ts)),
-		export.Floats("transition_level", ls, len(ls)),
 	}
 	if s.Model.Kind == flow.Merged {
 		u := make([]float64, 0, nt*h*d*d)
 		for i := 0; i < nt; i++ {
-			u = append(u, tr.States[i*n+h:(i+1)*n]...)
+			u = append(u, state(i)[h:]...)
 		}
 		arrays = append(arrays, export.Floats("U", u, nt, h, d, d))
 	} else {
@@ -209,22 +304,193 @@ func trajectoryArrays(s *flow.System, tr *flow.Trajectory) ([]export.Array, map[
 		k := make([]float64, 0, nt*hrd)
 		q := make([]float64, 0, nt*hrd)
 		ka := make([]float64, 0, nt*hrd)
-		ye := make([]float64, n)
 		for i := 0; i < nt; i++ {
-			yi := tr.States[i*n : (i+1)*n]
-			k = append(k, yi[h:h+hrd]...)
-			q = append(q, yi[h+hrd:]...)
-			keys, _ := s.Alignment(s.ToEigen(ye, yi))
+			k = append(k, state(i)[h:h+hrd]...)
+			q = append(q, state(i)[h+hrd:]...)
+			keys, _ := s.Alignment(s.ToEigen(ye, state(i)))
 			ka = append(ka, keys...)
 		}
 		arrays = append(arrays,
-			export.Floats("keys", k, nt, h, r, d),
-			export.Floats("queries", q, nt, h, r, d),
+			export.Floats("K", k, nt, h, r, d),
+			export.Floats("Q", q, nt, h, r, d),
 			export.Floats("key_alignment", ka, nt, h, r, d))
 	}
-	shapes := map[string][]int{}
-	for _, a := range arrays {
-		shapes[a.Name] = a.Shape
+	arrays = append(arrays, export.Floats("M", mOrig, nt, d, d))
+	arrays = append(arrays, dataArrays(s.Data)...)
+	return append(arrays,
+		export.Floats("transitions", ts, len(ts)),
+		export.Ints("transition_m", ms, len(ms)))
+}
+
+// observedPlateaus returns, for m = 0 … the last plateau reached, the loss
+// at the end of the flattest sample interval (smallest |ΔL/Δt|) between t_m
+// and t_{m+1} (t_0 = 0, and the end of the run after the last drop).
+func observedPlateaus(s *flow.System, smp samples, trans []flow.Transition, tEnd float64) []float64 {
+	bounds := []float64{0}
+	for _, tn := range trans {
+		bounds = append(bounds, tn.T)
 	}
-	return arrays, shapes
+	bounds = append(bounds, tEnd)
+	out := make([]float64, 0, len(bounds)-1)
+	for w := 0; w+1 < len(bounds); w++ {
+		best, level := math.Inf(1), math.NaN()
+		for i := 0; i+1 < len(smp.t); i++ {
+			if smp.t[i] < bounds[w] || smp.t[i+1] > bounds[w+1] || smp.t[i+1] == smp.t[i] {
+				continue
+			}
+			slope := math.Abs(smp.loss[i+1]-smp.loss[i]) / (smp.t[i+1] - smp.t[i])
+			if slope < best {
+				best, level = slope, smp.loss[i+1]
+			}
+		}
+		if math.IsNaN(level) {
+			break // the window holds no two samples
+		}
+		out = append(out, level)
+	}
+	return out
+}
+
+// predictions returns a predicted time for each transition, NaN where there
+// is none. Merged model: reduced.MergedDropTime from the initial state.
+// Separate rank-one model: t_{m−1} plus the 1-D time (paper eq.
+// 1Ddynamics) for the head that learns e_m to go from its value weight at
+// t_{m−1} to the half-way value. The ansatz does not hold yet at t_{m−1},
+// so this is the paper's order-of-magnitude estimate; `linattn reduced`
+// starts the 1-D theory where it holds.
+func predictions(job *spec.Job, trans []flow.Transition) []float64 {
+	s := job.System
+	out := make([]float64, len(trans))
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	if s.Model.Kind == flow.Merged {
+		if len(trans) == 1 {
+			if t, err := reduced.MergedDropTime(s, job.Y0); err == nil {
+				out[0] = t
+			}
+		}
+		return out
+	}
+	if s.Model.R != 1 {
+		return out
+	}
+	h := s.Model.H
+	a := s.Data.AEigenvalues()
+	used := make([]bool, h)
+	prevT, prevState := 0.0, job.Y0
+	for i, tn := range trans {
+		if tn.M != i+1 {
+			break
+		}
+		head := -1
+		for j := 0; j < h; j++ {
+			if !used[j] && (head < 0 || math.Abs(tn.State[j]) > math.Abs(tn.State[head])) {
+				head = j
+			}
+		}
+		if head < 0 {
+			break
+		}
+		used[head] = true
+		an, err := reduced.NewAnsatz(s.Data.Lambda[i], a[i], s.Model.Tau)
+		if err != nil {
+			break
+		}
+		if entry := math.Abs(prevState[head]); entry > 0 && entry < an.HalfWay() {
+			if dt, err := an.TimeTo(entry, an.HalfWay()); err == nil {
+				out[i] = prevT + dt
+			}
+		}
+		prevT, prevState = tn.T, tn.State
+	}
+	return out
+}
+
+func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred []float64, elapsed time.Duration) {
+	w := e.stdout
+	job := o.job
+	s, sp := job.System, job.Spec
+	fmt.Fprintf(w, "linattn run: %s\n", describeJob(job))
+	how := fmt.Sprintf("to T = %.6g", o.tEnd)
+	if sp.T == 0 {
+		how = fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", sp.Tol, o.tEnd)
+	}
+	fmt.Fprintf(w, "integrated %s with %s (rtol %g, atol %g): %d steps, %d evaluations, %d rejected\n",
+		how, job.Method.Name, sp.RTol, sp.ATol, stats.Steps, stats.FuncEvals, stats.Rejected)
+	if !o.complete {
+		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", o.status, o.err)
+	}
+	if s.ExpressivityLimited {
+		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
+			s.Model.R*s.Model.H, s.Model.R*s.Model.H, s.Model.R*s.Model.H)
+	}
+	levels := s.Data.PlateauLevels()
+	obs := observedPlateaus(s, o.samples, o.transitions, o.tEnd)
+	fmt.Fprintf(w, "\n%-8s %-14s %-14s\n", "plateau", "L(M_m)", "observed")
+	plateauIndex := func(k int) int { // the level the k-th observed plateau sits on
+		if s.Model.Kind == flow.Merged && k > 0 {
+			return s.Dim()
+		}
+		return k
+	}
+	for k, l := range obs {
+		fmt.Fprintf(w, "m=%-6d %-14.8g %-14.8g\n", plateauIndex(k), levels[plateauIndex(k)], l)
+	}
+	if len(o.transitions) > 0 {
+		fmt.Fprintf(w, "\n%-8s %-14s %-14s %s\n", "drop", "t_m observed", "t_m predicted", predictionNote(s))
+		for i, tn := range o.transitions {
+			p := "—"
+			if !math.IsNaN(pred[i]) {
+				p = fmt.Sprintf("%.6g", pred[i])
+			}
+			fmt.Fprintf(w, "m=%-6d %-14.6g %-14s\n", tn.M, tn.T, p)
+		}
+	}
+	final := o.samples.loss[len(o.samples.loss)-1]
+	fmt.Fprintf(w, "\nfinal loss %.10g; L_min = %.10g (gap %.3g)\n", final, s.MinLoss(), final-s.MinLoss())
+	fmt.Fprintf(w, "wrote %s (%d samples) and %s in %s\n", e.out, len(o.samples.t), sidecarPath(e.out), formatDuration(elapsed))
+}
+
+func predictionNote(s *flow.System) string {
+	switch {
+	case s.Model.Kind == flow.Merged:
+		return "(reduced.MergedDropTime from the initial state)"
+	case s.Model.R == 1:
+		return "(1-D theory from t_{m−1}: order of magnitude; see linattn reduced)"
+	}
+	return "(no 1-D theory for R > 1)"
+}
+
+// describeJob is the one-line description of the problem.
+func describeJob(job *spec.Job) string {
+	s, sp := job.System, job.Spec
+	model := fmt.Sprintf("%s key–query attention, H=%d", sp.Model, s.Model.H)
+	if s.Model.Kind == flow.Separate {
+		model += fmt.Sprintf(", R=%d", s.Model.R)
+	}
+	model += fmt.Sprintf(", τ=%g", s.Model.Tau)
+	if sp.Given("init") {
+		model += ", init from " + sp.Init
+	} else {
+		model += fmt.Sprintf(", w_init=%g, seed=%d", sp.WInit, sp.Seed)
+	}
+	ctx := fmt.Sprintf("N=%d", sp.N)
+	switch {
+	case sp.Given("nu"):
+		ctx = "ν given"
+	case sp.Given("ntp-max"):
+		ctx = fmt.Sprintf("next-token, Nmax=%d", sp.NTPMax)
+	}
+	return fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
+		model, s.Dim(), floats(s.Data.Lambda, "%.6g"), sp.Eigvecs, ctx, s.Data.Nu)
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%.3g ms", float64(d)/float64(time.Millisecond))
+	default:
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	}
 }

@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/internal/spec"
+	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/reduced"
+)
+
+func init() {
+	register(&command{
+		Name:      "reduced",
+		UsageLine: "reduced [flags]",
+		Short:     "the 1-D reduced theory of each plateau beside the full flow; write out/reduced.npz and its sidecar",
+		Groups:    []spec.Group{spec.Solver, spec.Reduced},
+		Out:       "out/reduced.npz",
+		Run:       runReduced,
+	})
+}
+
+// finalTime returns -T, or when it is 0 the time at which the flow from
+// the job's initial state converges (as in run).
+func finalTime(e *env, job *spec.Job) (float64, error) {
+	s, sp := job.System, job.Spec
+	if sp.T > 0 {
+		return sp.T, nil
+	}
+	gap := s.Loss(s.ToEigen(nil, job.Y0)) - s.MinLoss()
+	if !(gap > 0) {
+		return 0, fmt.Errorf("the initial loss is already L_min; give a final time with -T")
+	}
+	tr, err := s.Run(e.ctx, job.Y0, flow.RunSettings{
+		T: horizon * sp.Tau, StopTol: sp.Tol * gap, Times: []float64{0},
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol,
+	})
+	if err != nil {
+		return 0, err
+	}
+	if tr.Status != ode.TerminalEvent {
+		return 0, fmt.Errorf("not converged by t = %g τ; give a final time with -T", horizon)
+	}
+	return tr.FinalT, nil
+}
+
+func runReduced(e *env, job *spec.Job) error {
+	start := time.Now()
+	s := job.System
+	fmt.Fprintf(e.stdout, "linattn reduced: %s\n", describeJob(job))
+	T, err := finalTime(e, job)
+	if err != nil {
+		return err
+	}
+	m := newMeta(e, job, start)
+	m.Complete, m.Status = true, "complete"
+	var arrays []export.Array
+	if s.Model.Kind == flow.Merged {
+		arrays, m.Result, err = reducedMerged(e, job, T)
+	} else {
+		arrays, m.Result, err = reducedSeparate(e, job, T)
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.save(job, append(arrays, dataArrays(s.Data)...), m); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, sidecarPath(e.out), formatDuration(time.Since(start)))
+	return nil
+}
+
+// reducedSeparate writes, for each plateau m = 0 … D−1 of the separate
+// model, the ansatz of the head that learns e_{m+1} (paper eq. 1Ddynamics):
+// level L(M_m), lambda, a, v_star = (λ/a)^{1/3}; and for R = 1 the
+// comparison with the full flow (reduced.Compare).
+func reducedSeparate(e *env, job *spec.Job, T float64) ([]export.Array, map[string]any, error) {
+	s, sp := job.System, job.Spec
+	data := s.Data
+	d := data.Dim()
+	a := data.AEigenvalues()
+	levels := data.PlateauLevels()
+	vstar := make([]float64, d)
+	for i := range vstar {
+		an, err := reduced.NewAnsatz(data.Lambda[i], a[i], s.Model.Tau)
+		if err != nil {
+			return nil, nil, err
+		}
+		vstar[i] = an.VStar()
+	}
+	arrays := []export.Array{
+		export.Floats("level", levels[:d], d),
+		export.Floats("a", a, d),
+		export.Floats("v_star", vstar, d),
+	}
+	result := map[string]any{"v_star": vstar}
+	if s.Model.R != 1 {
+		fmt.Fprintf(e.stdout, "R = %d: the 1-D ansatz is for rank-one heads; writing the per-plateau constants only\n", s.Model.R)
+		return arrays, result, nil
+	}
+	cs, err := reduced.Compare(e.ctx, s, job.Y0, T, sp.Points, sp.Align)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "1-D theory started where the head's key and query are %g-aligned with e_m\n", sp.Align)
+	fmt.Fprintf(w, "%-5s %-5s %-9s %-12s %-12s %-12s %-12s %s\n", "drop", "head", "v*", "t observed", "t 1-D", "aligned at", "1-D from t_{m−1}", "max |v−v_1D|/v*")
+	k := len(cs)
+	head, drop := make([]int64, k), make([]int64, k)
+	obs, pred, fromStart, tAl, dev := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
+	var curveDrop []int64
+	var curveT, curveFull, curveRed []float64
+	for i, c := range cs {
+		fmt.Fprintf(w, "%-5d %-5d %-9.5g %-12.6g %-12.6g %-12.6g %-16.6g %.3g\n",
+			c.M+1, c.Head, c.VStar, c.ObservedT, c.Predicted, c.TAligned, c.PredictedFromStart, c.MaxDeviation)
+		drop[i], head[i] = int64(c.M+1), int64(c.Head)
+		obs[i], pred[i], tAl[i], dev[i] = c.ObservedT, c.Predicted, c.TAligned, c.MaxDeviation
+		fromStart[i] = c.PredictedFromStart
+		if math.IsNaN(fromStart[i]) {
+			fromStart[i] = math.Inf(1) // exported as -1 below: no prediction
+		}
+		for range c.Times {
+			curveDrop = append(curveDrop, int64(c.M+1))
+		}
+		curveT = append(curveT, c.Times...)
+		curveFull = append(curveFull, c.VFull...)
+		curveRed = append(curveRed, c.VReduced...)
+	}
+	for i := range fromStart {
+		if math.IsInf(fromStart[i], 1) {
+			fromStart[i] = -1
+		}
+	}
+	nc := len(curveT)
+	arrays = append(arrays,
+		export.Ints("drop", drop, k),
+		export.Ints("head", head, k),
+		export.Floats("t_observed", obs, k),
+		export.Floats("t_predicted", pred, k),
+		export.Floats("t_aligned", tAl, k),
+		export.Floats("t_predicted_from_plateau_start", fromStart, k),
+		export.Floats("max_deviation", dev, k),
+		export.Ints("curve_drop", curveDrop, nc),
+		export.Floats("curve_t", curveT, nc),
+		export.Floats("curve_v_full", curveFull, nc),
+		export.Floats("curve_v_reduced", curveRed, nc),
+	)
+	result["t_observed"], result["t_predicted"], result["max_deviation"] = obs, pred, dev
+	return arrays, result, nil
+}
+
+// reducedMerged writes the merged model's drop-time predictions (paper eq.
+// attnM-duration and reduced.MergedDropTime) beside the observed drop and,
+// for white Λ, the closed-form loss (paper eq. attnM-solution) with
+// s₀ = ‖w₂(0)‖², exact from a balanced, aligned initialization.
+func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string]any, error) {
+	s, sp := job.System, job.Spec
+	data := s.Data
+	h := s.Model.H
+	var s0 float64
+	for _, v := range job.Y0[:h] {
+		s0 += v * v
+	}
+	paper, err := reduced.MergedPlateau(data, s.Model.Tau, s0)
+	if err != nil {
+		return nil, nil, err
+	}
+	refined, err := reduced.MergedDropTime(s, job.Y0)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := s.Run(e.ctx, job.Y0, flow.RunSettings{T: T, Times: outputTimes(sp, T, nil),
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol})
+	if err != nil {
+		return nil, nil, err
+	}
+	observed := math.NaN()
+	if len(tr.Transitions) == 1 {
+		observed = tr.Transitions[0].T
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "drop time: observed %.6g, paper τ/(2‖Λ²‖_F)·ln(1/s₀) %.6g, refined %.6g\n", observed, paper, refined)
+	nt := len(tr.Times)
+	arrays := []export.Array{
+		export.Floats("t_drop_paper", []float64{paper}),
+		export.Floats("t_drop_refined", []float64{refined}),
+		export.Floats("t", tr.Times, nt),
+		export.Floats("loss", tr.Loss, nt),
+	}
+	result := map[string]any{"t_drop_paper": paper, "t_drop_refined": refined, "s0": s0}
+	if !math.IsNaN(observed) {
+		arrays = append(arrays, export.Floats("t_drop_observed", []float64{observed}))
+		result["t_drop_observed"] = observed
+	}
+	if white(data.Lambda) {
+		mw := reduced.MergedWhite{C: data.Lambda[0], Nu: data.Nu, Tau: s.Model.Tau, D: data.Dim(), S0: s0}
+		cf := make([]float64, nt)
+		for i, t := range tr.Times {
+			if cf[i], err = mw.Loss(t); err != nil {
+				return nil, nil, err
+			}
+		}
+		arrays = append(arrays, export.Floats("loss_closed_form", cf, nt))
+		fmt.Fprintf(w, "white Λ: loss_closed_form holds the closed form with s₀ = ‖w₂(0)‖² = %.6g\n", s0)
+	}
+	return arrays, result, nil
+}
+
+func white(l []float64) bool {
+	for _, x := range l {
+		if x != l[0] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,404 @@
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/ode"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Defaults: the paper's D = 4 separate key–query example (figure
+// attnS-value: λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4, R = 1) with the small
+// initialization of the paper's code.
+var (
+	DefaultEigs = []float64{0.4, 0.3, 0.2, 0.1}
+)
+
+const (
+	DefaultModel   = "separate"
+	DefaultEigvecs = "random:1"
+	DefaultN       = 31
+	DefaultWInit   = 0.01
+	DefaultSeed    = 3
+	DefaultTol     = 1e-6
+	DefaultSamples = 2001
+	DefaultAlign   = 0.99
+	DefaultPoints  = 2000
+	maxNTP         = 1 << 30
+
+	// The landscape of the separate model has 2^D rows; the stability
+	// analysis diagonalizes a Jacobian of size H + 2HRD at each.
+	MaxTableDim     = 24
+	MaxStabilityDim = 10
+)
+
+// Methods are the integrators by their spec name.
+var Methods = map[string]*ode.Method{"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
+
+// Input is a file a job read, with its SHA-256, for the sidecar.
+type Input struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// Job is a resolved specification with the objects it describes.
+type Job struct {
+	Spec   *Spec // every field the command reads is given
+	Data   *flow.Data
+	System *flow.System
+	Y0     []float64 // initial state, original basis
+	Method *ode.Method
+	Inputs map[string]Input
+	// MemoryBytes is the estimated peak memory of the job.
+	MemoryBytes float64
+}
+
+// MemoryLimit returns the bytes a job may use; Resolve refuses larger jobs.
+// It defaults to the memory the kernel reports available.
+var MemoryLimit = availableMemory
+
+// Resolve fills the defaults of every field the commands in groups read,
+// validates them and builds the job. Errors name the field and its allowed
+// range.
+func Resolve(given *Spec, groups ...Group) (*Job, error) {
+	s := given.Clone()
+	reads := map[Group]bool{Problem: true}
+	for _, g := range groups {
+		reads[g] = true
+	}
+	def := func(name string, set func()) {
+		if !s.given[name] {
+			set()
+			s.mark(name)
+		}
+	}
+
+	def("model", func() { s.Model = DefaultModel })
+	if s.Model != "separate" && s.Model != "merged" {
+		return nil, fmt.Errorf("-model = %q, want separate or merged", s.Model)
+	}
+
+	// Spectrum.
+	if !s.given["eigs"] && !s.given["spectrum"] && !s.given["white"] {
+		s.Eigs = append([]float64(nil), DefaultEigs...)
+		s.mark("eigs")
+	}
+	var lambda []float64
+	switch {
+	case s.given["eigs"]:
+		if len(s.Eigs) == 0 {
+			return nil, fmt.Errorf("-eigs is empty, want D ≥ 1 eigenvalues")
+		}
+		for i, l := range s.Eigs {
+			if !(l > 0) || math.IsInf(l, 0) {
+				return nil, fmt.Errorf("-eigs: entry %d is %g, want a finite eigenvalue > 0", i+1, l)
+			}
+		}
+		if s.given["D"] && s.D != len(s.Eigs) {
+			return nil, fmt.Errorf("-D = %d but -eigs has %d values; give D equal to their number, or leave it out", s.D, len(s.Eigs))
+		}
+		s.D = len(s.Eigs)
+		s.mark("D")
+		lambda = s.Eigs
+	default:
+		if !s.given["D"] {
+			return nil, fmt.Errorf("-D is needed with -spectrum and -white: the dimension D ≥ 1")
+		}
+		if s.D < 1 {
+			return nil, fmt.Errorf("-D = %d, want D ≥ 1", s.D)
+		}
+	}
+
+	def("eigvecs", func() { s.Eigvecs = DefaultEigvecs })
+	if s.Eigvecs == "random" {
+		s.Eigvecs = DefaultEigvecs
+	}
+
+	// Context length.
+	if !s.given["N"] && !s.given["nu"] && !s.given["ntp-max"] {
+		s.N = DefaultN
+		s.mark("N")
+	}
+	var nu float64
+	switch {
+	case s.given["N"]:
+		if s.N < 1 {
+			return nil, fmt.Errorf("-N = %d, want a context length N ≥ 1", s.N)
+		}
+		nu = 1 / float64(s.N)
+	case s.given["nu"]:
+		if !(s.Nu > 0 && s.Nu <= 1) {
+			return nil, fmt.Errorf("-nu = %g, want ν = E[1/N] in (0, 1]", s.Nu)
+		}
+		nu = s.Nu
+	default:
+		if s.NTPMax < 1 || s.NTPMax > maxNTP {
+			return nil, fmt.Errorf("-ntp-max = %d, want 1 ≤ Nmax ≤ %d", s.NTPMax, maxNTP)
+		}
+	}
+
+	def("H", func() { s.H = s.D })
+	if s.H < 1 {
+		return nil, fmt.Errorf("-H = %d, want H ≥ 1 heads", s.H)
+	}
+	if s.Model == "separate" {
+		def("R", func() { s.R = 1 })
+		if s.R < 1 || s.R > s.D {
+			return nil, fmt.Errorf("-R = %d, want 1 ≤ R ≤ D = %d", s.R, s.D)
+		}
+	} else if s.given["R"] {
+		delete(s.given, "R") // keys and queries are merged: R has no meaning
+		s.R = 0
+	}
+	def("tau", func() { s.Tau = 1 })
+	if !(s.Tau > 0) || math.IsInf(s.Tau, 0) {
+		return nil, fmt.Errorf("-tau = %g, want a finite time constant τ > 0", s.Tau)
+	}
+	if !s.given["init"] {
+		def("winit", func() { s.WInit = DefaultWInit })
+		def("seed", func() { s.Seed = DefaultSeed })
+		if !(s.WInit > 0) || math.IsInf(s.WInit, 0) {
+			return nil, fmt.Errorf("-winit = %g, want a finite scale > 0 (0 is a fixed point of the flow)", s.WInit)
+		}
+	} else if s.Init == "" {
+		return nil, fmt.Errorf("-init is empty, want the path of a .npz file")
+	}
+
+	if reads[Solver] {
+		def("T", func() { s.T = 0 })
+		if !(s.T >= 0) || math.IsInf(s.T, 0) {
+			return nil, fmt.Errorf("-T = %g, want a finite final time ≥ 0 (0: until converged)", s.T)
+		}
+		if s.T == 0 {
+			def("tol", func() { s.Tol = DefaultTol })
+			if !(s.Tol > 0 && s.Tol < 1) {
+				return nil, fmt.Errorf("-tol = %g, want a relative tolerance in (0, 1)", s.Tol)
+			}
+		} else if s.given["tol"] {
+			delete(s.given, "tol") // a fixed final time needs no convergence test
+			s.Tol = 0
+		}
+		def("samples", func() { s.Samples = DefaultSamples })
+		if s.Samples < 2 {
+			return nil, fmt.Errorf("-samples = %d, want S ≥ 2 output times", s.Samples)
+		}
+		def("grid", func() { s.Grid = "drops" })
+		if s.Grid != "drops" && s.Grid != "lin" && s.Grid != "log" {
+			return nil, fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
+		}
+		def("method", func() { s.Method = "dop853" })
+		if _, ok := Methods[s.Method]; !ok {
+			return nil, fmt.Errorf("-method = %q, want dop853, dp5 or tsit5", s.Method)
+		}
+		def("rtol", func() { s.RTol = flow.DefaultRTol })
+		if !(s.RTol > 0 && s.RTol < 1) {
+			return nil, fmt.Errorf("-rtol = %g, want a relative tolerance in (0, 1)", s.RTol)
+		}
+		def("atol", func() { s.ATol = flow.DefaultATol })
+		if !(s.ATol >= 0) || math.IsInf(s.ATol, 0) {
+			return nil, fmt.Errorf("-atol = %g, want a finite absolute tolerance ≥ 0", s.ATol)
+		}
+	}
+	if reads[Landscape] {
+		def("stability", func() { s.Stability = true })
+		if s.Model == "separate" && s.D > MaxTableDim {
+			return nil, fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d", s.D, MaxTableDim)
+		}
+		if s.Model == "separate" && s.Stability && s.D > MaxStabilityDim {
+			return nil, fmt.Errorf("-D = %d: the stability of all 2^D fixed points needs D ≤ %d (or -stability=false for the loss table alone)", s.D, MaxStabilityDim)
+		}
+	}
+	if reads[Reduced] {
+		def("align", func() { s.Align = DefaultAlign })
+		if !(s.Align > 0 && s.Align < 1) {
+			return nil, fmt.Errorf("-align = %g, want an alignment in (0, 1)", s.Align)
+		}
+		def("points", func() { s.Points = DefaultPoints })
+		if s.Points < 2 {
+			return nil, fmt.Errorf("-points = %d, want ≥ 2 comparison times per drop", s.Points)
+		}
+	}
+
+	job := &Job{Spec: s, Inputs: map[string]Input{}}
+	job.MemoryBytes = s.estimateBytes(reads)
+	if limit := MemoryLimit(); job.MemoryBytes > limit {
+		return nil, fmt.Errorf("-D = %d, -H = %d: the job needs an estimated %s, more than the %s available; lower -D, -H, -R or -samples",
+			s.D, s.H, formatBytes(job.MemoryBytes), formatBytes(limit))
+	}
+
+	// Build: everything cheap is validated, memory is known to suffice.
+	if lambda == nil {
+		if s.given["white"] {
+			if !(s.White > 0) || math.IsInf(s.White, 0) {
+				return nil, fmt.Errorf("-white = %g, want a finite C > 0", s.White)
+			}
+			lambda = flow.White(s.D, s.White)
+		} else {
+			alpha, err := parsePower(s.Spectrum)
+			if err != nil {
+				return nil, err
+			}
+			lambda = flow.PowerLaw(s.D, alpha, 1)
+		}
+	}
+	if s.given["ntp-max"] {
+		var err error
+		if nu, err = flow.NuNextToken(s.NTPMax); err != nil {
+			return nil, err
+		}
+	}
+	vecs, err := job.eigenvectors(s.D)
+	if err != nil {
+		return nil, err
+	}
+	if job.Data, err = flow.NewData(lambda, vecs, nu); err != nil {
+		return nil, fmt.Errorf("-eigvecs: %w", err)
+	}
+	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}
+	if s.Model == "merged" {
+		model.Kind, model.R = flow.Merged, 0
+	}
+	if job.System, err = flow.NewSystem(job.Data, model); err != nil {
+		return nil, err
+	}
+	if s.given["init"] {
+		if job.Y0, err = job.readInit(); err != nil {
+			return nil, err
+		}
+	} else if job.Y0, err = job.System.Init(s.WInit, s.Seed); err != nil {
+		return nil, err
+	}
+	if reads[Solver] {
+		job.Method = Methods[s.Method]
+	}
+	return job, nil
+}
+
+func parsePower(spec string) (float64, error) {
+	rest, ok := strings.CutPrefix(spec, "power:")
+	alpha, err := strconv.ParseFloat(rest, 64)
+	if !ok || err != nil || !(alpha >= 0) || math.IsInf(alpha, 0) {
+		return 0, fmt.Errorf("-spectrum = %q, want power:ALPHA with a finite ALPHA ≥ 0", spec)
+	}
+	return alpha, nil
+}
+
+// eigenvectors returns the eigenvector matrix of -eigvecs (nil: identity).
+func (j *Job) eigenvectors(d int) (*mat.Dense, error) {
+	ev := j.Spec.Eigvecs
+	switch {
+	case ev == "identity":
+		return nil, nil
+	case strings.HasPrefix(ev, "random:"):
+		seed, err := strconv.ParseUint(strings.TrimPrefix(ev, "random:"), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-eigvecs = %q, want random:SEED with SEED an integer in [0, 2^64)", ev)
+		}
+		return flow.RandomRotation(d, seed), nil
+	}
+	if !strings.HasSuffix(ev, ".npy") {
+		return nil, fmt.Errorf("-eigvecs = %q, want identity, random, random:SEED or a FILE.npy", ev)
+	}
+	data, shape, err := j.readNPY("eigvecs", ev)
+	if err != nil {
+		return nil, err
+	}
+	if len(shape) != 2 || shape[0] != d || shape[1] != d {
+		return nil, fmt.Errorf("-eigvecs %s has shape %v, want (%d, %d)", ev, shape, d, d)
+	}
+	return mat.NewDense(d, d, data), nil
+}
+
+// record remembers an input file's absolute path (which replaces the spec's
+// path, so that the sidecar works from any directory) and hash.
+func (j *Job) record(field, path string, content []byte) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("-%s %s: %w", field, path, err)
+	}
+	sum := sha256.Sum256(content)
+	j.Inputs[field] = Input{Path: abs, SHA256: hex.EncodeToString(sum[:])}
+	return abs, nil
+}
+
+func (j *Job) readNPY(field, path string) ([]float64, []int, error) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-%s: %w", field, err)
+	}
+	abs, err := j.record(field, path, content)
+	if err != nil {
+		return nil, nil, err
+	}
+	if field == "eigvecs" {
+		j.Spec.Eigvecs = abs
+	}
+	data, shape, err := decodeNPY(content)
+	if err != nil {
+		return nil, nil, fmt.Errorf("-%s %s: %w", field, path, err)
+	}
+	return data, shape, nil
+}
+
+// estimateBytes is the peak memory of the job: the eigenvectors and their
+// rotations, the state and the integrator's stages, and the output, which
+// holds every sample twice (the trajectory and its arrays).
+func (s *Spec) estimateBytes(reads map[Group]bool) float64 {
+	d, h, r := float64(s.D), float64(s.H), float64(s.R)
+	var n float64
+	if s.Model == "merged" {
+		n = h + h*d*d
+	} else {
+		n = h + 2*h*r*d
+	}
+	words := 6*d*d + 40*n
+	if reads[Solver] {
+		perSample := 2*n + d*d + h*r*d + 1
+		words += float64(s.Samples) * perSample
+	}
+	if reads[Landscape] && s.Stability && s.D <= 30 {
+		// One Jacobian of n² and its eigen-decomposition at a time, and the
+		// eigenvalue table (2^D × n).
+		words += 3*n*n + math.Exp2(d)*n
+	}
+	return 8 * words
+}
+
+func formatBytes(b float64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB", "PB", "EB"}
+	i := 0
+	for b >= 1000 && i < len(units)-1 {
+		b /= 1000
+		i++
+	}
+	return fmt.Sprintf("%.3g %s", b, units[i])
+}
+
+// availableMemory reads MemAvailable from /proc/meminfo; where that is not
+// readable it assumes 4 GB.
+func availableMemory() float64 {
+	const fallback = 4e9
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return fallback
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	return fallback
+}
