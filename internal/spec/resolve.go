@@ -32,7 +32,7 @@ const (
 	DefaultSamples = 2001
 	DefaultAlign   = 0.99
 	DefaultPoints  = 2000
-	maxNTP         = 1 << 30
+	maxNTP         = 1 << 24
 
 	// The landscape of the separate model has 2^D rows; the stability
 	// analysis diagonalizes a Jacobian of size H + 2HRD at each.

@@ -1,0 +1,186 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/linattn/linattn/export"
+)
+
+// TestDefaults: the empty spec resolves to the paper's D = 4 example.
+func TestDefaults(t *testing.T) {
+	job, err := Resolve(&Spec{}, Solver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := job.Spec
+	if s.Model != "separate" || s.D != 4 || s.H != 4 || s.R != 1 || s.N != 31 || s.WInit != 0.01 || s.Seed != 3 ||
+		s.T != 0 || s.Tol != 1e-6 || s.Samples != 2001 || s.Grid != "drops" || s.Method != "dop853" || s.Eigvecs != "random:1" {
+		t.Errorf("defaults: %+v", s)
+	}
+	if got := job.Data.Lambda; len(got) != 4 || got[0] != 0.4 || got[3] != 0.1 {
+		t.Errorf("eigenvalues %v", got)
+	}
+	if job.Data.Nu != 1.0/31 || job.System.Len() != 36 {
+		t.Errorf("ν = %v, state size %d", job.Data.Nu, job.System.Len())
+	}
+	b, _ := json.Marshal(s)
+	want := `{"model":"separate","D":4,"eigs":[0.4,0.3,0.2,0.1],"eigvecs":"random:1","N":31,"H":4,"R":1,"winit":0.01,"seed":3,"tau":1,` +
+		`"T":0,"tol":0.000001,"samples":2001,"grid":"drops","method":"dop853","rtol":1e-10,"atol":1e-14}`
+	if string(b) != want {
+		t.Errorf("resolved spec\n%s\nwant\n%s", b, want)
+	}
+}
+
+// TestLayering: a flag replaces the spec file's field and its alternatives.
+func TestLayering(t *testing.T) {
+	base, err := Parse([]byte(`{"N": 10, "eigs": [0.5, 0.25], "seed": 1, "meta": {"ignored": true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := &Spec{}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	for _, name := range []string{"ntp-max", "white", "D", "init"} {
+		fs.Var(NewValue(flags, name), name, "")
+	}
+	if err := fs.Parse([]string{"-ntp-max", "4", "-white", "2", "-D", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	base.Override(flags)
+	if base.Given("N") || base.Given("eigs") || !base.Given("ntp-max") || base.NTPMax != 4 || base.White != 2 || base.Seed != 1 {
+		t.Errorf("override: %+v", base)
+	}
+	job, err := Resolve(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ν = H_4/4 = (1 + 1/2 + 1/3 + 1/4)/4 = 25/48.
+	if math.Abs(job.Data.Nu-25.0/48) > 1e-15 || job.Data.Lambda[2] != 2 {
+		t.Errorf("ν = %v, λ = %v", job.Data.Nu, job.Data.Lambda)
+	}
+	for _, bad := range []string{`{"N": 3, "nu": 0.5}`, `{"init": "a.npz", "seed": 2}`, `{"bogus": 1}`, `{"N": 3.5}`, `{"seed": -1}`, `{"eigs": null}`, `[1]`, `{"N": 3} {}`, `null`} {
+		if _, err := Parse([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// TestInputFiles: -eigvecs and -init files, in C and Fortran order, are
+// read, hashed and recorded with absolute paths.
+func TestInputFiles(t *testing.T) {
+	dir := t.TempDir()
+	// A rotation by 30° in the plane of the first two coordinates.
+	c, s := math.Cos(math.Pi/6), math.Sin(math.Pi/6)
+	vecs := filepath.Join(dir, "vecs.npy")
+	if err := export.SaveNPY(vecs, export.Floats("x", []float64{c, -s, 0, s, c, 0, 0, 0, 1}, 3, 3)); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := Parse([]byte(`{"eigs": [0.3, 0.2, 0.1], "eigvecs": "vecs.npy", "H": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp.Rebase(dir)
+	job, err := Resolve(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.Data.Vecs.At(1, 0); math.Abs(got-s) > 1e-15 {
+		t.Errorf("eigenvector 1 = column 0: V[1][0] = %v, want %v", got, s)
+	}
+	if in := job.Inputs["eigvecs"]; in.Path != vecs || len(in.SHA256) != 64 || job.Spec.Eigvecs != vecs {
+		t.Errorf("input record %+v, spec %q", in, job.Spec.Eigvecs)
+	}
+
+	// Fortran order: the C-order matrix [[1,2,3],[4,5,6]] stored by columns.
+	fortran := []byte("\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }")
+	fortran = append(fortran, bytes.Repeat([]byte(" "), 127-len(fortran))...) // header padded to 128 bytes
+	fortran = append(fortran, '\n')
+	for _, x := range []float64{1, 4, 2, 5, 3, 6} {
+		var b [8]byte
+		bits := math.Float64bits(x)
+		for i := range b {
+			b[i] = byte(bits >> (8 * i))
+		}
+		fortran = append(fortran, b[:]...)
+	}
+	data, shape, err := decodeNPY(fortran)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(shape) != 2 || shape[0] != 2 || shape[1] != 3 || jsonOf(data) != "[1,2,3,4,5,6]" {
+		t.Errorf("Fortran order: shape %v, data %v", shape, data)
+	}
+}
+
+func jsonOf(x any) string { b, _ := json.Marshal(x); return string(b) }
+
+// TestMemoryRefusal: a job larger than the memory limit is refused with its
+// estimated size before anything is allocated.
+func TestMemoryRefusal(t *testing.T) {
+	old := MemoryLimit
+	defer func() { MemoryLimit = old }()
+	MemoryLimit = func() float64 { return 1e9 }
+	sp, _ := Parse([]byte(`{"spectrum": "power:1", "D": 20000}`))
+	_, err := Resolve(sp, Solver)
+	if err == nil || !strings.Contains(err.Error(), "needs an estimated") || !strings.Contains(err.Error(), "1 GB available") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// FuzzParse: any input either fails to parse or resolve with an error, or
+// resolves to a spec whose JSON parses and resolves to the same JSON.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"model": "merged", "H": 2}`, `{"spectrum": "power:1.5", "D": 5, "R": 2}`,
+		`{"white": 2, "D": 3, "ntp-max": 7, "T": 100, "grid": "log"}`, `{"eigs": [1, 2, 3], "nu": 0.25, "eigvecs": "identity"}`,
+		`{"eigvecs": "random:99", "seed": 18446744073709551615, "winit": 1e-300}`, `{"tol": 0.5, "stability": false, "align": 0.5}`,
+		`{"D": -1}`, `{"samples": 1e3}`, `{"model": "separate", "meta": {"x": 1}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	old := MemoryLimit
+	MemoryLimit = func() float64 { return 2e7 }
+	f.Cleanup(func() { MemoryLimit = old })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if s.Given("init") || (s.Given("eigvecs") && strings.HasSuffix(s.Eigvecs, ".npy")) {
+			return // file inputs are tested elsewhere
+		}
+		job, err := Resolve(s, Solver, Landscape, Reduced)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		b1, err := json.Marshal(job.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := Parse(b1)
+		if err != nil {
+			t.Fatalf("resolved spec %s does not parse: %v", b1, err)
+		}
+		job2, err := Resolve(s2, Solver, Landscape, Reduced)
+		if err != nil {
+			t.Fatalf("resolved spec %s does not resolve: %v", b1, err)
+		}
+		b2, _ := json.Marshal(job2.Spec)
+		if !bytes.Equal(b1, b2) {
+			t.Fatalf("resolution is not idempotent:\n%s\n%s", b1, b2)
+		}
+		for i, y := range job.Y0 {
+			if math.IsNaN(y) || math.IsInf(y, 0) || y != job2.Y0[i] {
+				t.Fatalf("initial state %d: %v, %v", i, y, job2.Y0[i])
+			}
+		}
+	})
+}
