@@ -9,7 +9,7 @@
 // multiple of 64 bytes, then the data in C order. A .npz is a zip archive of
 // such files, as numpy.savez writes it. Load with
 //
-//	d = numpy.load("trajectory.npz"); d["loss"], d["keys"].shape
+//	d = numpy.load("run.npz"); d["loss"], d["K"].shape
 package export
 
 import (

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Times scipy's solve_ivp on the same equations and initial state as the
-default `go run ./cmd/linattn` (the paper's D = 4 separate example), for the
-comparison quoted with BenchmarkPaperExample.
+default `go run ./cmd/linattn run` (the paper's D = 4 separate example), for
+the comparison quoted with BenchmarkPaperExample.
 
-    go run ./cmd/linattn && /usr/bin/python3 flow/testdata/scipy_paper_example.py
+    go run ./cmd/linattn run && /usr/bin/python3 flow/testdata/scipy_paper_example.py
 
-It reads out/trajectory.npz (weights at t = 0, Λ, ν from metadata.json),
+It reads out/run.npz (weights at t = 0, Λ, ν and τ from the sidecar run.json),
 integrates the separate-model flow in the eigenbasis of Λ written with numpy
 (G = Λ² − A M Λ), and compares the final loss with ours.
 """
@@ -15,14 +15,14 @@ import time
 import numpy as np
 from scipy.integrate import solve_ivp
 
-d = np.load("out/trajectory.npz")
-meta = json.load(open("out/metadata.json"))
-lam, V = d["lambda"], d["eigenvectors"]
-nu, tau = meta["data"]["nu"], meta["model"]["tau"]
+d = np.load("out/run.npz")
+side = json.load(open("out/run.json"))
+lam, V = d["eigvals"], d["eigvecs"]
+nu, tau = side["meta"]["problem"]["nu"], side["tau"]
 D, H = lam.size, d["v"].shape[1]
 a = lam**2 * (1 + nu * (1 + lam.sum() / lam))
-K0 = d["keys"][0].reshape(H, D) @ V  # rows k'ᵀ = kᵀ V
-Q0 = d["queries"][0].reshape(H, D) @ V
+K0 = d["K"][0].reshape(H, D) @ V  # rows k'ᵀ = kᵀ V
+Q0 = d["Q"][0].reshape(H, D) @ V
 y0 = np.concatenate([d["v"][0], K0.ravel(), Q0.ravel()])
 t_end = float(d["t"][-1])
 
