@@ -9,6 +9,9 @@
 //	linattn run       [flags]   integrate the flow          → out/run.npz
 //	linattn reduced   [flags]   the 1-D theory of each drop → out/reduced.npz
 //	linattn landscape [flags]   all fixed points            → out/landscape.npz
+//	linattn sweep -spec FILE.json [-j N] [-shard I/N] [-o DIR]
+//	                            many runs, resumable        → DIR/run-*.npz, DIR/index.{json,npz}
+//	linattn sweep -merge DIR... combine the indexes of shards
 //
 // With no flags, run integrates the paper's D = 4 separate key–query example
 // (λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4, R = 1, w_init = 0.01) until the

@@ -61,9 +61,12 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		usage(stdout)
 		return ExitOK
 	}
+	if name == "sweep" {
+		return sweepMain(ctx, stdout, stderr, args)
+	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "linattn: unknown command %q (commands: %s)\n", name, strings.Join(commandNames(), ", "))
+		fmt.Fprintf(stderr, "linattn: unknown command %q (commands: %s, sweep)\n", name, strings.Join(commandNames(), ", "))
 		return ExitUsage
 	}
 	fs := flag.NewFlagSet("linattn "+c.Name, flag.ContinueOnError)
@@ -176,6 +179,7 @@ func usage(w io.Writer) {
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Short)
 	}
+	fmt.Fprintf(w, "  %-10s %s\n", "sweep", "many runs: lists in a spec, in parallel, sharded, resumable; write DIR/run-*.npz and an index")
 	fmt.Fprintf(w, "\nRun 'linattn <command> -h' for a command's flags. Exit status: 0 done, 1 failed,\n2 bad input, 130 interrupted (partial output written).\n")
 }
 

@@ -36,7 +36,7 @@ func finalTime(e *env, job *spec.Job) (float64, error) {
 	}
 	tr, err := s.Run(e.ctx, job.Y0, flow.RunSettings{
 		T: horizon * sp.Tau, StopTol: sp.Tol * gap, Times: []float64{0},
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol,
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps,
 	})
 	if err != nil {
 		return 0, err
@@ -173,7 +173,7 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 		return nil, nil, err
 	}
 	tr, err := s.Run(e.ctx, job.Y0, flow.RunSettings{T: T, Times: outputTimes(sp, T, nil),
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol})
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,8 +29,13 @@ func init() {
 var testHookStep func(t float64)
 
 // horizon bounds a run until convergence, in units of τ: a flow that has
-// not converged by then sits at a fixed point.
-const horizon = 1e12
+// not converged by then sits at a fixed point. maxSteps bounds the steps of
+// one pass: long plateaus take up to h ≈ 10τ per explicit step (the step is
+// limited by stability there), so 10⁸ steps cover plateaus of 10⁹τ.
+const (
+	horizon  = 1e12
+	maxSteps = 100_000_000
+)
 
 // samples are states of a run in the original basis, row-major.
 type samples struct {
@@ -136,7 +141,11 @@ func runFlow(e *env, job *spec.Job) error {
 	steps := 0
 	var rec *recorder
 	var path *lossPath
-	rs := flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol}
+	rs := flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps}
+	// The loss path keeps a step only when the loss has moved by pathTol
+	// since the last one kept: enough to place the drops grid, and bounded
+	// however long the plateaus are.
+	pathTol := 1e-6 * math.Abs(l0-s.MinLoss())
 	rs.Observer = func(t float64, y []float64, loss float64) error {
 		steps++
 		if testHookStep != nil {
@@ -144,7 +153,9 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		if rec != nil {
 			rec.add(t, y, loss)
-			path.t, path.loss = append(path.t, t), append(path.loss, loss)
+			if math.Abs(loss-path.loss[len(path.loss)-1]) >= pathTol {
+				path.t, path.loss = append(path.t, t), append(path.loss, loss)
+			}
 		}
 		if e.progress.Due() {
 			e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, s.MinLoss(), steps))
@@ -177,6 +188,9 @@ func runFlow(e *env, job *spec.Job) error {
 		tr, err := s.Run(e.ctx, job.Y0, rs)
 		if tr != nil {
 			addStats(tr.Stats)
+			if last := len(path.t) - 1; path.t[last] != tr.FinalT {
+				path.t, path.loss = append(path.t, tr.FinalT), append(path.loss, tr.FinalLoss)
+			}
 		}
 		if err == nil && T == 0 && tr.Status != ode.TerminalEvent {
 			err = fmt.Errorf("not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",

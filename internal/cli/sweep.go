@@ -1,0 +1,369 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/linattn/linattn/internal/spec"
+)
+
+const sweepUsage = `usage: linattn sweep -spec FILE.json [-o DIR] [-j N] [-shard I/N] [-q]
+       linattn sweep -merge [-o DIR] DIR...
+
+Runs every point of a sweep: FILE.json is a run spec in which any scalar
+field may be a list of values ("seed": [1, 2, 3]) and eigs a list of
+spectra. The runs are the Cartesian product of the lists, in the order of
+the fields in 'linattn run -h', the last varying fastest; run i writes
+DIR/run-i.npz and its sidecar, in parallel on -j cores. The index (one row
+per run: parameters, status, final loss, transition times) is written to
+DIR/index.json and DIR/index.npz.
+
+Rerunning a sweep reuses every run whose sidecar says complete, whose .npz
+matches the sidecar's SHA-256 and whose spec is the run's, and redoes the
+others. -shard I/N (I from 0) runs runs I, I+N, I+2N, ... only and writes
+DIR/index.shard-I-of-N.{json,npz}, so a job array covers the sweep with no
+coordination (SLURM: -shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT
+with --array=0-(N-1)); 'linattn sweep -merge DIR...' then combines the
+shard indexes of DIRs into the index of -o (default the first DIR).
+
+Exit status: 0 every run complete, 1 some run failed (recorded in the
+index), 2 bad input, 130 interrupted (completed runs are kept).
+
+flags:
+`
+
+// Status codes of the index.
+var sweepStatusCodes = map[string]int{"complete": 0, "failed": 1, "incomplete": 2, "not run": 3}
+
+// indexRow is one run of a sweep in its index.
+type indexRow struct {
+	Run         int                        `json:"run"`
+	File        string                     `json:"file"`
+	Params      map[string]json.RawMessage `json:"params"`
+	Status      string                     `json:"status"`
+	Error       string                     `json:"error,omitempty"`
+	FinalLoss   *float64                   `json:"final_loss,omitempty"`
+	TEnd        *float64                   `json:"t_end,omitempty"`
+	Transitions []float64                  `json:"transitions"`
+	TransitionM []int                      `json:"transition_m"`
+
+	reused bool
+}
+
+// sweepIndex is the content of index.json.
+type sweepIndex struct {
+	SweepSHA256 string                       `json:"sweep_sha256"`
+	Runs        int                          `json:"runs"`
+	Shard       string                       `json:"shard,omitempty"`
+	Swept       []string                     `json:"swept"`
+	ParamValues map[string][]json.RawMessage `json:"param_values"`
+	StatusCodes map[string]int               `json:"status_codes"`
+	Rows        []indexRow                   `json:"rows"`
+}
+
+func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	fs := flag.NewFlagSet("linattn sweep", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	specFile := fs.String("spec", "", "FILE.json: the sweep spec (required unless -merge)")
+	dir := fs.String("o", "", "output directory, created if needed (default out/sweep; with -merge, the first DIR)")
+	jobs := fs.Int("j", runtime.NumCPU(), "runs in parallel, ≥ 1")
+	shard := fs.String("shard", "", "I/N: run only the I-th of N disjoint slices, 0 ≤ I < N")
+	merge := fs.Bool("merge", false, "combine the shard indexes of the DIR arguments")
+	quiet := fs.Bool("q", false, "no progress on stderr")
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "linattn sweep: "+format+"\n", a...)
+		return ExitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, sweepUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return ExitOK
+		}
+		return usageErr("%v (see linattn sweep -h)", err)
+	}
+	if *merge {
+		if fs.NArg() == 0 {
+			return usageErr("-merge needs the directories of the shards")
+		}
+		out := *dir
+		if out == "" {
+			out = fs.Arg(0)
+		}
+		idx, err := mergeShards(out, fs.Args())
+		if err != nil {
+			return usageErr("-merge: %v", err)
+		}
+		fmt.Fprintf(stdout, "merged %d runs into %s and %s\n", idx.Runs, filepath.Join(out, "index.json"), filepath.Join(out, "index.npz"))
+		return ExitOK
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected arguments %q (directories go with -merge)", fs.Args())
+	}
+	if *specFile == "" {
+		return usageErr("-spec FILE.json is required")
+	}
+	if *jobs < 1 {
+		return usageErr("-j = %d, want ≥ 1", *jobs)
+	}
+	shardI, shardN := 0, 1
+	if *shard != "" {
+		a, b, ok := strings.Cut(*shard, "/")
+		i, err1 := strconv.Atoi(a)
+		n, err2 := strconv.Atoi(b)
+		if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+			return usageErr("-shard = %q, want I/N with 0 ≤ I < N", *shard)
+		}
+		shardI, shardN = i, n
+	}
+	b, err := os.ReadFile(*specFile)
+	if err != nil {
+		return usageErr("-spec: %v", err)
+	}
+	sw, err := spec.ParseSweep(b)
+	if err != nil {
+		return usageErr("-spec %s: %v", *specFile, err)
+	}
+	out := *dir
+	if out == "" {
+		out = filepath.Join("out", "sweep")
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return usageErr("-o %s: %v", out, err)
+	}
+	if _, err := checkOutput(filepath.Join(out, "index.npz"), ""); err != nil {
+		return usageErr("%v", err)
+	}
+	r := &sweepRunner{ctx: ctx, sweep: sw, dir: out, specDir: filepath.Dir(*specFile),
+		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
+	var runs []int
+	for i := shardI; i < sw.Len(); i += shardN {
+		runs = append(runs, i)
+	}
+	rows := r.runAll(runs, *jobs)
+	r.progress.Done()
+	idx := newIndex(sw, rows)
+	base := "index"
+	if *shard != "" {
+		idx.Shard = fmt.Sprintf("%d/%d", shardI, shardN)
+		base = fmt.Sprintf("index.shard-%d-of-%d", shardI, shardN)
+	}
+	if err := writeIndex(out, base, idx); err != nil {
+		fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
+		return ExitFailure
+	}
+	counts := map[string]int{}
+	reused := 0
+	for _, row := range rows {
+		counts[row.Status]++
+		if row.reused {
+			reused++
+		}
+	}
+	fmt.Fprintf(stdout, "sweep: %d of %d runs: %d complete (%d reused), %d failed, %d incomplete, %d not run; index %s.{json,npz}\n",
+		len(rows), sw.Len(), counts["complete"], reused, counts["failed"], counts["incomplete"], counts["not run"], filepath.Join(out, base))
+	for _, row := range rows {
+		if row.Status == "failed" {
+			fmt.Fprintf(stderr, "run %d failed: %s\n", row.Run, row.Error)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "linattn sweep: interrupted; rerun the same command to finish\n")
+		return ExitInterrupted
+	case counts["failed"] > 0:
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+// sweepRunner executes the runs of a sweep.
+type sweepRunner struct {
+	ctx     context.Context
+	sweep   *spec.Sweep
+	dir     string
+	specDir string // relative input files are relative to the spec's directory
+
+	mu       sync.Mutex
+	progress *progress
+	done     int
+}
+
+// testHookRunDone, when set by a test, is called after each run with the
+// number of runs done so far.
+var testHookRunDone func(done int)
+
+// runAll runs the given runs on j workers and returns their rows in order.
+func (r *sweepRunner) runAll(runs []int, j int) []indexRow {
+	rows := make([]indexRow, len(runs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < j; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				rows[k] = r.run(runs[k])
+				r.mu.Lock()
+				r.done++
+				if testHookRunDone != nil {
+					testHookRunDone(r.done)
+				}
+				if r.progress.on {
+					el := time.Since(start).Seconds()
+					rate := float64(r.done) / el
+					r.progress.Show(fmt.Sprintf("sweep: %d/%d runs done, %.3g runs/s, ~%.0f s left",
+						r.done, len(runs), rate, float64(len(runs)-r.done)/rate))
+				}
+				r.mu.Unlock()
+			}
+		}()
+	}
+	for k := range runs {
+		if r.ctx.Err() != nil {
+			break
+		}
+		select {
+		case next <- k:
+		case <-r.ctx.Done():
+		}
+	}
+	close(next)
+	wg.Wait()
+	for k := range rows {
+		if rows[k].Status == "" { // never started
+			rows[k] = r.row(runs[k], "not run")
+		}
+	}
+	return rows
+}
+
+func (r *sweepRunner) row(i int, status string) indexRow {
+	return indexRow{Run: i, File: r.fileName(i), Params: r.sweep.Values(i), Status: status,
+		Transitions: []float64{}, TransitionM: []int{}}
+}
+
+func (r *sweepRunner) fileName(i int) string {
+	width := len(strconv.Itoa(r.sweep.Len() - 1))
+	return fmt.Sprintf("run-%0*d.npz", width, i)
+}
+
+// run executes run i, or reuses its output when that is complete and valid.
+func (r *sweepRunner) run(i int) indexRow {
+	row := r.row(i, "failed")
+	sp, err := r.sweep.Run(i)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	sp.Rebase(r.specDir)
+	job, err := spec.Resolve(sp, spec.Solver)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	path := filepath.Join(r.dir, row.File)
+	if reusable(path, job.Spec) {
+		row.reused = true
+	} else {
+		e := &env{ctx: r.ctx, cmd: commands["run"], stdout: io.Discard, stderr: io.Discard, out: path,
+			progress: newProgress(io.Discard, false)}
+		if err := runFlow(e, job); err != nil {
+			row.Error = err.Error()
+		}
+	}
+	side, err := readSidecar(path)
+	if err != nil {
+		if row.Error == "" {
+			row.Error = err.Error()
+		}
+		return row
+	}
+	res := side.Meta.Result
+	row.FinalLoss, row.TEnd = &res.FinalLoss, &side.Meta.Solver.TEnd
+	for _, tn := range res.Transitions {
+		row.Transitions = append(row.Transitions, tn.T)
+		row.TransitionM = append(row.TransitionM, tn.M)
+	}
+	switch {
+	case side.Meta.Complete:
+		row.Status = "complete"
+	case r.ctx.Err() != nil:
+		row.Status = "incomplete"
+	}
+	return row
+}
+
+// runSidecar is the part of a run's sidecar that a sweep reads.
+type runSidecar struct {
+	Meta struct {
+		Complete     bool   `json:"complete"`
+		OutputSHA256 string `json:"output_sha256"`
+		Solver       struct {
+			TEnd float64 `json:"t_end"`
+		} `json:"solver"`
+		Result struct {
+			FinalLoss   float64 `json:"final_loss"`
+			Transitions []struct {
+				M int     `json:"m"`
+				T float64 `json:"t"`
+			} `json:"transitions"`
+		} `json:"result"`
+	} `json:"meta"`
+}
+
+func readSidecar(npzPath string) (*runSidecar, error) {
+	b, err := os.ReadFile(sidecarPath(npzPath))
+	if err != nil {
+		return nil, err
+	}
+	var s runSidecar
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("sidecar %s: %w", sidecarPath(npzPath), err)
+	}
+	return &s, nil
+}
+
+// reusable reports whether the run at path is complete and valid: its
+// sidecar says complete, the .npz has the recorded SHA-256, and the
+// sidecar's spec is want.
+func reusable(path string, want *spec.Spec) bool {
+	side, err := readSidecar(path)
+	if err != nil || !side.Meta.Complete {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(b)
+	if hex.EncodeToString(sum[:]) != side.Meta.OutputSHA256 {
+		return false
+	}
+	raw, err := os.ReadFile(sidecarPath(path))
+	if err != nil {
+		return false
+	}
+	got, err := spec.Parse(raw)
+	if err != nil {
+		return false
+	}
+	gb, err1 := got.MarshalJSON()
+	wb, err2 := want.MarshalJSON()
+	return err1 == nil && err2 == nil && string(gb) == string(wb)
+}

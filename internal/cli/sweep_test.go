@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sweepSpec is an 8-run sweep: two spectra (the paper's D = 4 example and a
+// D = 2 one) × two initialization scales × two seeds.
+const sweepSpec = `{"eigs": [[0.4, 0.3, 0.2, 0.1], [0.3, 0.1]], "winit": [0.03, 0.06], "seed": [1, 2], "samples": 120}`
+
+func writeSpec(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sweep.json")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func sweep(t *testing.T, ctx context.Context, args ...string) (int, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(ctx, &out, &errb, append([]string{"sweep", "-q"}, args...))
+	return code, out.String() + errb.String()
+}
+
+// sameFiles compares the index and the run files of two sweep directories
+// byte for byte.
+func sameFiles(t *testing.T, a, b string, runs int) {
+	t.Helper()
+	names := []string{"index.json", "index.npz"}
+	for i := 0; i < runs; i++ {
+		names = append(names, "run-"+string(rune('0'+i))+".npz")
+	}
+	for _, n := range names {
+		x, err1 := os.ReadFile(filepath.Join(a, n))
+		y, err2 := os.ReadFile(filepath.Join(b, n))
+		if err1 != nil || err2 != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between %s and %s (%v, %v)", n, a, b, err1, err2)
+		}
+	}
+}
+
+// TestSweepShardsResume: the same sweep run whole, as 3 shards merged, and
+// interrupted then resumed gives identical indexes and run files.
+func TestSweepShardsResume(t *testing.T) {
+	specPath := writeSpec(t, sweepSpec)
+	root := t.TempDir()
+	whole, shards, resumed := filepath.Join(root, "whole"), filepath.Join(root, "shards"), filepath.Join(root, "resumed")
+
+	if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", whole, "-j", "2"); code != 0 || !strings.Contains(out, "8 complete") {
+		t.Fatalf("whole: exit %d\n%s", code, out)
+	}
+	var idx sweepIndex
+	if err := json.Unmarshal(mustRead(t, filepath.Join(whole, "index.json")), &idx); err != nil {
+		t.Fatal(err)
+	}
+	// Order: eigs slowest, then winit, then seed (the order of the fields).
+	if idx.Runs != 8 || strings.Join(idx.Swept, ",") != "eigs,winit,seed" ||
+		string(idx.Rows[5].Params["eigs"]) != "[0.3,0.1]" || string(idx.Rows[5].Params["winit"]) != "0.03" || string(idx.Rows[5].Params["seed"]) != "2" {
+		t.Fatalf("index: %+v", idx)
+	}
+	for _, r := range idx.Rows {
+		// D = 4 runs drop four times, D = 2 runs twice.
+		if want := 4; r.Run >= 4 && len(r.Transitions) != 2 || r.Run < 4 && len(r.Transitions) != want {
+			t.Errorf("run %d: %d transitions", r.Run, len(r.Transitions))
+		}
+	}
+
+	for i := 0; i < 3; i++ {
+		if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", shards, "-j", "1", "-shard", string(rune('0'+i))+"/3"); code != 0 {
+			t.Fatalf("shard %d: exit %d\n%s", i, code, out)
+		}
+	}
+	if code, out := sweep(t, context.Background(), "-merge", shards); code != 0 {
+		t.Fatalf("merge: exit %d\n%s", code, out)
+	}
+	sameFiles(t, whole, shards, 8)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	testHookRunDone = func(done int) {
+		if done == 3 {
+			cancel()
+		}
+	}
+	code, out := sweep(t, ctx, "-spec", specPath, "-o", resumed, "-j", "2")
+	testHookRunDone = nil
+	if code != ExitInterrupted || !strings.Contains(out, "not run") {
+		t.Fatalf("interrupted sweep: exit %d\n%s", code, out)
+	}
+	code, out = sweep(t, context.Background(), "-spec", specPath, "-o", resumed, "-j", "2")
+	if code != 0 || !strings.Contains(out, "8 complete") || strings.Contains(out, "(0 reused)") {
+		t.Fatalf("resumed sweep: exit %d\n%s", code, out)
+	}
+	sameFiles(t, whole, resumed, 8)
+
+	// A corrupt run file and a run whose sidecar spec differs are redone.
+	f := filepath.Join(resumed, "run-1.npz")
+	b := mustRead(t, f)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(f, b, 0o644)
+	side := filepath.Join(resumed, "run-2.json")
+	os.WriteFile(side, bytes.Replace(mustRead(t, side), []byte(`"samples": 120`), []byte(`"samples": 121`), 1), 0o644)
+	code, out = sweep(t, context.Background(), "-spec", specPath, "-o", resumed, "-j", "2")
+	if code != 0 || !strings.Contains(out, "(6 reused)") {
+		t.Fatalf("repair: exit %d\n%s", code, out)
+	}
+	sameFiles(t, whole, resumed, 8)
+}
+
+// TestSweepFailures: a run with bad parameters is recorded with its error
+// and the others go on; bad sweep input is refused.
+func TestSweepFailures(t *testing.T) {
+	specPath := writeSpec(t, `{"H": [0, 2], "eigs": [0.3, 0.1], "samples": 50}`)
+	dir := t.TempDir()
+	code, out := sweep(t, context.Background(), "-spec", specPath, "-o", dir)
+	if code != ExitFailure || !strings.Contains(out, "1 complete") || !strings.Contains(out, "run 0 failed: -H = 0, want H ≥ 1") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var idx sweepIndex
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "index.json")), &idx); err != nil {
+		t.Fatal(err)
+	}
+	if idx.Rows[0].Status != "failed" || !strings.Contains(idx.Rows[0].Error, "-H = 0") || idx.Rows[1].Status != "complete" {
+		t.Errorf("rows %+v", idx.Rows)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-spec", writeSpec(t, `{"seed": []}`), "-o", dir}, "empty list"},
+		{[]string{"-spec", writeSpec(t, `{"sead": [1]}`), "-o", dir}, `unknown field "sead"`},
+		{[]string{"-spec", specPath, "-shard", "3/3", "-o", dir}, "-shard"},
+		{[]string{"-spec", specPath, "-j", "0", "-o", dir}, "-j = 0"},
+		{[]string{"-o", dir}, "-spec FILE.json is required"},
+		{[]string{"-merge", dir}, "no shard index"},
+	} {
+		if code, out := sweep(t, context.Background(), tc.args...); code != ExitUsage || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, out, tc.want)
+		}
+	}
+	// A missing shard is refused.
+	shards := t.TempDir()
+	if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", shards, "-shard", "0/2"); code != ExitFailure {
+		t.Fatalf("shard 0/2: exit %d\n%s", code, out)
+	}
+	if code, out := sweep(t, context.Background(), "-merge", shards); code != ExitUsage || !strings.Contains(out, "found 1 of the 2 shards") {
+		t.Errorf("merge with a missing shard: exit %d, %s", code, out)
+	}
+}
