@@ -83,9 +83,8 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
 			fmt.Fprintf(stdout, "usage: linattn %s\n\n%s\n\nflags:\n", c.UsageLine, c.Short)
-			fs.PrintDefaults()
+			printFlags(stdout, fs)
 			return ExitOK
 		}
 		fmt.Fprintf(stderr, "linattn %s: %v (see linattn %s -h)\n", c.Name, err, c.Name)
@@ -172,6 +171,28 @@ func checkOutput(out, def string) (string, error) {
 	probe.Close()
 	os.Remove(probe.Name())
 	return out, nil
+}
+
+// printFlags lists the flags as "-name type" and their usage, which states
+// the default and the allowed range.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		typ := "string"
+		switch v := f.Value.(type) {
+		case *spec.Value:
+			typ = v.Type()
+		case interface{ IsBoolFlag() bool }:
+			typ = ""
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		if typ != "" {
+			typ = " " + typ
+		}
+		fmt.Fprintf(w, "  -%s%s\n    \t%s%s\n", f.Name, typ, f.Usage, def)
+	})
 }
 
 func usage(w io.Writer) {

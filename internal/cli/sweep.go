@@ -90,8 +90,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, sweepUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			printFlags(stdout, fs)
 			return ExitOK
 		}
 		return usageErr("%v (see linattn sweep -h)", err)

@@ -352,8 +352,10 @@ func NewValue(s *Spec, name string) *Value {
 	return &Value{spec: s, field: f}
 }
 
+// String returns the flag's text, empty when it was not given (so that
+// package flag prints no default of its own: the usage states it).
 func (v *Value) String() string {
-	if v == nil || v.spec == nil {
+	if v == nil || v.spec == nil || !v.spec.given[v.field.Name] {
 		return ""
 	}
 	switch p := v.field.ptr(v.spec).(type) {
@@ -421,6 +423,23 @@ func (v *Value) Set(text string) error {
 	}
 	v.spec.mark(name)
 	return nil
+}
+
+// Type names the kind of value the flag takes, for -h.
+func (v *Value) Type() string {
+	switch v.field.ptr(v.spec).(type) {
+	case *string:
+		return "string"
+	case *int:
+		return "int"
+	case *uint64:
+		return "uint"
+	case *float64:
+		return "float"
+	case *[]float64:
+		return "list"
+	}
+	return ""
 }
 
 // IsBoolFlag lets -stability stand for -stability=true.
