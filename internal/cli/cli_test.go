@@ -667,3 +667,38 @@ func TestInitFile(t *testing.T) {
 		t.Errorf("inputs %v", in)
 	}
 }
+
+// TestRecorder: a recorder of at most 9 samples keeps t = 0, stays within
+// its bound, keeps the samples increasing and spread over the whole run
+// (no gap larger than four times the mean), and always keeps the end.
+func TestRecorder(t *testing.T) {
+	data, err := flow.NewData([]float64{0.2}, nil, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 1, R: 1, Tau: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := []float64{1, 2, 3}
+	rec := newRecorder(s, 9, y, 1)
+	for step := 1; step <= 1000; step++ {
+		rec.add(float64(step), y, 1)
+		if len(rec.t) > 9 {
+			t.Fatalf("step %d: %d samples", step, len(rec.t))
+		}
+	}
+	rec.last(1000.5, y, 1)
+	n := len(rec.t)
+	if rec.t[0] != 0 || rec.t[n-1] != 1000.5 || n < 5 {
+		t.Fatalf("samples %v", rec.t)
+	}
+	for i := 1; i < n; i++ {
+		if gap := rec.t[i] - rec.t[i-1]; !(gap > 0) || gap > 4*1000.5/float64(n-1) {
+			t.Errorf("gap %v between samples %d and %d: %v", gap, i-1, i, rec.t)
+		}
+	}
+	if len(rec.states) != n*s.Len() || rec.states[3*(n-1)+2] != 3 {
+		t.Errorf("states %v", rec.states)
+	}
+}

@@ -62,6 +62,17 @@ func (r *recorder) add(t float64, yEigen []float64, loss float64) {
 	if r.count++; r.count%r.stride != 0 {
 		return
 	}
+	r.push(t, yEigen, loss)
+}
+
+// last records the end of the run, whatever the stride.
+func (r *recorder) last(t float64, yEigen []float64, loss float64) {
+	if r.t[len(r.t)-1] != t {
+		r.push(t, yEigen, loss)
+	}
+}
+
+func (r *recorder) push(t float64, yEigen []float64, loss float64) {
 	if len(r.t) == r.max {
 		k := 0
 		for i := 0; i < len(r.t); i += 2 {
@@ -71,9 +82,6 @@ func (r *recorder) add(t float64, yEigen []float64, loss float64) {
 		}
 		r.t, r.loss, r.states = r.t[:k], r.loss[:k], r.states[:k*r.n]
 		r.stride *= 2
-		if r.count%r.stride != 0 {
-			return
-		}
 	}
 	r.t = append(r.t, t)
 	r.loss = append(r.loss, loss)
@@ -200,9 +208,7 @@ func runFlow(e *env, job *spec.Job) error {
 			if tr == nil {
 				return err
 			}
-			if rec.t[len(rec.t)-1] != tr.FinalT {
-				rec.add(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
-			}
+			rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
 			out.samples, out.transitions, out.tEnd = rec.samples, tr.Transitions, tr.FinalT
 			return e.finish(out.failed(err, "samples at accepted steps of the first pass"), stats, start)
 		}

@@ -280,6 +280,10 @@ func (r *sweepRunner) run(i int) indexRow {
 	if reusable(path, job.Spec) {
 		row.reused = true
 	} else {
+		// Remove what an earlier attempt left, so that the row describes
+		// this run only.
+		os.Remove(path)
+		os.Remove(sidecarPath(path))
 		e := &env{ctx: r.ctx, cmd: commands["run"], stdout: io.Discard, stderr: io.Discard, out: path,
 			progress: newProgress(io.Discard, false)}
 		if err := runFlow(e, job); err != nil {
