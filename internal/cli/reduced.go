@@ -26,23 +26,21 @@ func init() {
 // finalTime returns -T, or when it is 0 the time at which the flow from
 // the job's initial state converges (as in run).
 func finalTime(e *env, job *spec.Job) (float64, error) {
-	s, sp := job.System, job.Spec
-	if sp.T > 0 {
-		return sp.T, nil
+	s := job.System
+	if job.Spec.T > 0 {
+		return job.Spec.T, nil
 	}
-	gap := s.Loss(s.ToEigen(nil, job.Y0)) - s.MinLoss()
-	if !(gap > 0) {
-		return 0, fmt.Errorf("the initial loss is already L_min; give a final time with -T")
+	rs := solverSettings(job)
+	rs.Times = []float64{0}
+	if err := untilConverged(&rs, job, s.Loss(s.ToEigen(nil, job.Y0))); err != nil {
+		return 0, err
 	}
-	tr, err := s.Run(e.ctx, job.Y0, flow.RunSettings{
-		T: horizon * sp.Tau, StopTol: sp.Tol * gap, Times: []float64{0},
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps,
-	})
+	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return 0, err
 	}
 	if tr.Status != ode.TerminalEvent {
-		return 0, fmt.Errorf("not converged by t = %g τ; give a final time with -T", horizon)
+		return 0, notConverged(job, tr, rs.StopTol)
 	}
 	return tr.FinalT, nil
 }
@@ -172,8 +170,9 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 	if err != nil {
 		return nil, nil, err
 	}
-	tr, err := s.Run(e.ctx, job.Y0, flow.RunSettings{T: T, Times: outputTimes(sp, T, nil),
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps})
+	rs := solverSettings(job)
+	rs.T, rs.Times = T, outputTimes(sp, T, nil)
+	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -89,6 +89,31 @@ func (r *recorder) push(t float64, yEigen []float64, loss float64) {
 	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
 }
 
+// solverSettings are the run settings of the job's -method, -rtol, -atol.
+func solverSettings(job *spec.Job) flow.RunSettings {
+	sp := job.Spec
+	return flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps}
+}
+
+// untilConverged sets rs to integrate until L − L_min ≤ tol·(L(0) − L_min),
+// bounded by the horizon, from the initial loss l0.
+func untilConverged(rs *flow.RunSettings, job *spec.Job, l0 float64) error {
+	s := job.System
+	gap := l0 - s.MinLoss()
+	if !(gap > 0) {
+		return fmt.Errorf("the initial loss %.17g is already L_min; give a final time with -T", l0)
+	}
+	rs.T, rs.StopTol = horizon*job.Spec.Tau, job.Spec.Tol*gap
+	return nil
+}
+
+// notConverged is the error of a run until convergence that reached the
+// horizon.
+func notConverged(job *spec.Job, tr *flow.Trajectory, stopTol float64) error {
+	return fmt.Errorf("not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
+		horizon, tr.FinalLoss, job.System.MinLoss()+stopTol)
+}
+
 // outputTimes is the grid of -samples and -grid over [0, T]; path is the
 // loss at the accepted steps of a first pass, which the drops grid needs.
 func outputTimes(sp *spec.Spec, T float64, path *lossPath) []float64 {
@@ -149,7 +174,7 @@ func runFlow(e *env, job *spec.Job) error {
 	steps := 0
 	var rec *recorder
 	var path *lossPath
-	rs := flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps}
+	rs := solverSettings(job)
 	// The loss path keeps a step only when the loss has moved by pathTol
 	// since the last one kept: enough to place the drops grid, and bounded
 	// however long the plateaus are.
@@ -187,11 +212,9 @@ func runFlow(e *env, job *spec.Job) error {
 		path = &lossPath{t: []float64{0}, loss: []float64{l0}}
 		rs.T, rs.Times = T, []float64{0}
 		if T == 0 {
-			gap := l0 - s.MinLoss()
-			if !(gap > 0) {
-				return fmt.Errorf("the initial loss %.17g is already L_min; give a final time with -T", l0)
+			if err := untilConverged(&rs, job, l0); err != nil {
+				return err
 			}
-			rs.T, rs.StopTol = horizon*sp.Tau, sp.Tol*gap
 		}
 		tr, err := s.Run(e.ctx, job.Y0, rs)
 		if tr != nil {
@@ -201,8 +224,7 @@ func runFlow(e *env, job *spec.Job) error {
 			}
 		}
 		if err == nil && T == 0 && tr.Status != ode.TerminalEvent {
-			err = fmt.Errorf("not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
-				horizon, tr.FinalLoss, s.MinLoss()+rs.StopTol)
+			err = notConverged(job, tr, rs.StopTol)
 		}
 		if err != nil {
 			if tr == nil {
@@ -276,15 +298,16 @@ func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
 		}
 	}
 	final := o.samples.loss[len(o.samples.loss)-1]
+	observed := observedPlateaus(o.samples, o.transitions, o.tEnd)
 	m.Result = map[string]any{
 		"samples": len(o.samples.t), "L0": o.l0, "final_loss": final, "transitions": tr,
-		"observed_plateaus": observedPlateaus(s, o.samples, o.transitions, o.tEnd),
+		"observed_plateaus": observed,
 	}
 	if err := e.save(job, arrays, m); err != nil {
 		return err
 	}
 	e.progress.Done()
-	printRunSummary(e, o, stats, pred, time.Since(start))
+	printRunSummary(e, o, stats, pred, observed, time.Since(start))
 	return o.err
 }
 
@@ -345,7 +368,7 @@ func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Ar
 // observedPlateaus returns, for m = 0 … the last plateau reached, the loss
 // at the end of the flattest sample interval (smallest |ΔL/Δt|) between t_m
 // and t_{m+1} (t_0 = 0, and the end of the run after the last drop).
-func observedPlateaus(s *flow.System, smp samples, trans []flow.Transition, tEnd float64) []float64 {
+func observedPlateaus(smp samples, trans []flow.Transition, tEnd float64) []float64 {
 	bounds := []float64{0}
 	for _, tn := range trans {
 		bounds = append(bounds, tn.T)
@@ -427,7 +450,7 @@ func predictions(job *spec.Job, trans []flow.Transition) []float64 {
 	return out
 }
 
-func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred []float64, elapsed time.Duration) {
+func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []float64, elapsed time.Duration) {
 	w := e.stdout
 	job := o.job
 	s, sp := job.System, job.Spec
@@ -446,7 +469,6 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred []float64, ela
 			s.Model.R*s.Model.H, s.Model.R*s.Model.H, s.Model.R*s.Model.H)
 	}
 	levels := s.Data.PlateauLevels()
-	obs := observedPlateaus(s, o.samples, o.transitions, o.tEnd)
 	fmt.Fprintf(w, "\n%-8s %-14s %-14s\n", "plateau", "L(M_m)", "observed")
 	plateauIndex := func(k int) int { // the level the k-th observed plateau sits on
 		if s.Model.Kind == flow.Merged && k > 0 {
@@ -454,7 +476,7 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred []float64, ela
 		}
 		return k
 	}
-	for k, l := range obs {
+	for k, l := range observed {
 		fmt.Fprintf(w, "m=%-6d %-14.8g %-14.8g\n", plateauIndex(k), levels[plateauIndex(k)], l)
 	}
 	if len(o.transitions) > 0 {

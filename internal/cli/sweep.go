@@ -290,7 +290,7 @@ func (r *sweepRunner) run(i int) indexRow {
 			row.Error = err.Error()
 		}
 	}
-	side, err := readSidecar(path)
+	side, _, err := readSidecar(path)
 	if err != nil {
 		if row.Error == "" {
 			row.Error = err.Error()
@@ -330,23 +330,24 @@ type runSidecar struct {
 	} `json:"meta"`
 }
 
-func readSidecar(npzPath string) (*runSidecar, error) {
+// readSidecar returns the sidecar of a run and its bytes.
+func readSidecar(npzPath string) (*runSidecar, []byte, error) {
 	b, err := os.ReadFile(sidecarPath(npzPath))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var s runSidecar
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("sidecar %s: %w", sidecarPath(npzPath), err)
+		return nil, nil, fmt.Errorf("sidecar %s: %w", sidecarPath(npzPath), err)
 	}
-	return &s, nil
+	return &s, b, nil
 }
 
 // reusable reports whether the run at path is complete and valid: its
 // sidecar says complete, the .npz has the recorded SHA-256, and the
 // sidecar's spec is want.
 func reusable(path string, want *spec.Spec) bool {
-	side, err := readSidecar(path)
+	side, raw, err := readSidecar(path)
 	if err != nil || !side.Meta.Complete {
 		return false
 	}
@@ -356,10 +357,6 @@ func reusable(path string, want *spec.Spec) bool {
 	}
 	sum := sha256.Sum256(b)
 	if hex.EncodeToString(sum[:]) != side.Meta.OutputSHA256 {
-		return false
-	}
-	raw, err := os.ReadFile(sidecarPath(path))
-	if err != nil {
 		return false
 	}
 	got, err := spec.Parse(raw)
