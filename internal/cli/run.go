@@ -316,14 +316,25 @@ func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
 // key_alignment (S, H, R, D), the data arrays and the transitions.
 func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Array {
 	nt, n := len(smp.t), s.Len()
-	d, h := s.Dim(), s.Model.H
-	state := func(i int) []float64 { return smp.states[i*n : (i+1)*n] }
+	d, h, r := s.Dim(), s.Model.H, s.Model.R
+	hrd := h * r * d
 	v := make([]float64, 0, nt*h)
 	mOrig := make([]float64, 0, nt*d*d)
+	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
 	ye := make([]float64, n)
 	for i := 0; i < nt; i++ {
-		v = append(v, state(i)[:h]...)
-		mOrig = append(mOrig, rowMajor(s.Map(s.ToEigen(ye, state(i))))...)
+		y := smp.states[i*n : (i+1)*n]
+		v = append(v, y[:h]...)
+		s.ToEigen(ye, y) // once per sample, for M and the alignment
+		mOrig = append(mOrig, rowMajor(s.Map(ye))...)
+		if s.Model.Kind == flow.Merged {
+			u = append(u, y[h:]...)
+			continue
+		}
+		k = append(k, y[h:h+hrd]...)
+		q = append(q, y[h+hrd:]...)
+		keys, _ := s.Alignment(ye)
+		ka = append(ka, keys...)
 	}
 	ms := make([]int64, len(trans))
 	ts := make([]float64, len(trans))
@@ -336,23 +347,8 @@ func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Ar
 		export.Floats("v", v, nt, h),
 	}
 	if s.Model.Kind == flow.Merged {
-		u := make([]float64, 0, nt*h*d*d)
-		for i := 0; i < nt; i++ {
-			u = append(u, state(i)[h:]...)
-		}
 		arrays = append(arrays, export.Floats("U", u, nt, h, d, d))
 	} else {
-		r := s.Model.R
-		hrd := h * r * d
-		k := make([]float64, 0, nt*hrd)
-		q := make([]float64, 0, nt*hrd)
-		ka := make([]float64, 0, nt*hrd)
-		for i := 0; i < nt; i++ {
-			k = append(k, state(i)[h:h+hrd]...)
-			q = append(q, state(i)[h+hrd:]...)
-			keys, _ := s.Alignment(s.ToEigen(ye, state(i)))
-			ka = append(ka, keys...)
-		}
 		arrays = append(arrays,
 			export.Floats("K", k, nt, h, r, d),
 			export.Floats("Q", q, nt, h, r, d),
