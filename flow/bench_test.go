@@ -64,9 +64,9 @@ func BenchmarkProducts(b *testing.B) {
 				}
 				hr := h * c.r
 				k, q := y[h:h+hr*d], y[h+hr*d:]
-				gemm(blas.Trans, blas.NoTrans, d, d, hr, k, d, q, d, m, d)
-				gemm(blas.NoTrans, blas.Trans, hr, d, d, q, d, m, d, out[h:h+hr*d], d)
-				gemm(blas.NoTrans, blas.NoTrans, hr, d, d, k, d, m, d, out[h+hr*d:], d)
+				gemm(d, d, hr, k, q, m)
+				gemm(hr, d, d, q, m, out[h:h+hr*d])
+				gemm(hr, d, d, k, m, out[h+hr*d:])
 			}
 			sinkF = out[0]
 		})
@@ -86,7 +86,7 @@ func (c derivCase) name() string {
 }
 
 var derivCases = []derivCase{
-	{Separate, 4, 4, 1}, {Separate, 8, 9, 1}, {Separate, 8, 9, 8}, {Separate, 32, 32, 1}, {Separate, 128, 128, 1},
+	{Separate, 4, 4, 1}, {Separate, 8, 9, 1}, {Separate, 8, 9, 8}, {Separate, 16, 16, 1}, {Separate, 32, 32, 1}, {Separate, 128, 128, 1},
 	{Merged, 8, 8, 0}, {Merged, 32, 32, 0}, {Merged, 128, 8, 0},
 }
 

@@ -13,7 +13,8 @@ var impl gonum.Implementation
 type scratch struct {
 	m  []float64 // effective map M (D×D, eigen coordinates)
 	g  []float64 // residual G = Λ² − A M Λ (D×D)
-	vk []float64 // rows v_i k_{i,r} (separate, H·R×D)
+	vk []float64 // (v_i k_{i,r})ᵀ as columns (separate, D×H·R)
+	gt []float64 // Gᵀ (separate, D×D)
 	dy []float64 // a state-sized buffer for GradNorm
 }
 
@@ -22,6 +23,7 @@ func newScratch(s *System) scratch {
 	sc := scratch{m: make([]float64, d*d), g: make([]float64, d*d), dy: make([]float64, s.n)}
 	if s.Model.Kind == Separate {
 		sc.vk = make([]float64, s.Model.H*s.Model.R*d)
+		sc.gt = make([]float64, d*d)
 	}
 	return sc
 }
@@ -53,18 +55,22 @@ func (s *System) Func() func(t float64, y, dydt []float64) {
 	return func(_ float64, y, dydt []float64) { s.Deriv(dydt, y) }
 }
 
-// residual computes G = Λ² − A M Λ from scr.m into scr.g.
-func (s *System) residual() {
+// residual sets g = Λ² − A M Λ, the residual of the effective map m, or
+// with withLam2 false its linear part −A m Λ (the change δG of the residual
+// under a change m of M). Λ and A are diagonal in eigen coordinates.
+func (s *System) residual(g, m []float64, withLam2 bool) {
 	d := s.d
 	lam, a := s.Data.Lambda, s.Data.a
 	for i := 0; i < d; i++ {
-		row := s.scr.m[i*d : (i+1)*d]
-		grow := s.scr.g[i*d : (i+1)*d]
+		row := m[i*d : (i+1)*d]
+		grow := g[i*d : (i+1)*d]
 		ai := a[i]
 		for j, mij := range row {
 			grow[j] = -ai * mij * lam[j]
 		}
-		grow[i] += s.lam2[i]
+		if withLam2 {
+			grow[i] += s.lam2[i]
+		}
 	}
 }
 
@@ -79,22 +85,21 @@ func (s *System) effectiveMap(y []float64) {
 	hr := h * r
 	k := y[h : h+hr*d]
 	q := y[h+hr*d:]
+	vkT := s.scr.vk
 	for row := 0; row < hr; row++ {
 		vi := y[row/r]
-		src := k[row*d : (row+1)*d]
-		dst := s.scr.vk[row*d : (row+1)*d]
-		for j, x := range src {
-			dst[j] = vi * x
+		for j, x := range k[row*d : (row+1)*d] {
+			vkT[j*hr+row] = vi * x
 		}
 	}
-	gemm(blas.Trans, blas.NoTrans, d, d, hr, s.scr.vk, d, q, d, s.scr.m, d)
+	gemm(d, d, hr, vkT, q, s.scr.m)
 }
 
 func (s *System) derivMerged(dydt, y []float64) {
 	d, h := s.d, s.Model.H
 	dd := d * d
 	s.effectiveMap(y)
-	s.residual()
+	s.residual(s.scr.g, s.scr.m, true)
 	invTau := 1 / s.Model.Tau
 	impl.Dgemv(blas.NoTrans, h, dd, invTau, y[h:], dd, s.scr.g, 1, 0, dydt[:h], 1)
 	for i := 0; i < h; i++ {
@@ -114,10 +119,16 @@ func (s *System) derivSeparate(dydt, y []float64) {
 	dk := dydt[h : h+hr*d]
 	dq := dydt[h+hr*d:]
 	s.effectiveMap(y)
-	s.residual()
+	s.residual(s.scr.g, s.scr.m, true)
 	// P = Q Gᵀ (rows G q) into dk; S = K G (rows Gᵀ k) into dq.
-	gemm(blas.NoTrans, blas.Trans, hr, d, d, q, d, s.scr.g, d, dk, d)
-	gemm(blas.NoTrans, blas.NoTrans, hr, d, d, k, d, s.scr.g, d, dq, d)
+	g, gt := s.scr.g, s.scr.gt
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			gt[j*d+i] = g[i*d+j]
+		}
+	}
+	gemm(hr, d, d, q, gt, dk)
+	gemm(hr, d, d, k, g, dq)
 	invTau := 1 / s.Model.Tau
 	for i := 0; i < h; i++ {
 		var dv float64
@@ -137,84 +148,75 @@ func (s *System) derivSeparate(dydt, y []float64) {
 	}
 }
 
-// gemm computes C = op(A)·op(B) (row-major, overwriting C) for the three
-// shapes the flow needs: AᵀB, ABᵀ and AB. Small products use plain loops,
-// where gonum's per-call overhead would dominate. Larger ones use gonum's
-// serial kernel: C is cut into 64×128 tiles, below the size at which gonum's
-// Dgemm spawns goroutines (blas/gonum: blockSize 64, minParBlock 4), so the
-// product never allocates and its result never depends on GOMAXPROCS.
-func gemm(tA, tB blas.Transpose, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
+// gemm computes C = A·B for row-major A (m×k), B (k×n), C (m×n),
+// overwriting C; the flow packs its operands so that every product has this
+// form. Small products use a register-blocked loop (2×4 blocks of C held in
+// registers across the sum), where gonum's per-call overhead would dominate.
+// Larger ones use gonum's serial kernel: C is cut into 64×128 tiles, below
+// the size at which gonum's Dgemm spawns goroutines (blas/gonum: blockSize
+// 64, minParBlock 4), so the product never allocates and its result never
+// depends on GOMAXPROCS.
+func gemm(m, n, k int, a, b, c []float64) {
 	if m*n*k <= smallGemm {
-		gemmSmall(tA, tB, m, n, k, a, lda, b, ldb, c, ldc)
+		gemmSmall(m, n, k, a, b, c)
 		return
 	}
 	const tm, tn = 64, 128
 	for i0 := 0; i0 < m; i0 += tm {
 		mi := min(tm, m-i0)
-		as := a[i0*lda:]
-		if tA == blas.Trans {
-			as = a[i0:]
-		}
 		for j0 := 0; j0 < n; j0 += tn {
 			nj := min(tn, n-j0)
-			bs := b[j0:]
-			if tB == blas.Trans {
-				bs = b[j0*ldb:]
-			}
-			impl.Dgemm(tA, tB, mi, nj, k, 1, as, lda, bs, ldb, 0, c[i0*ldc+j0:], ldc)
+			impl.Dgemm(blas.NoTrans, blas.NoTrans, mi, nj, k, 1, a[i0*k:], k, b[j0:], n, 0, c[i0*n+j0:], n)
 		}
 	}
 }
 
 // smallGemm is the largest m·n·k done with plain loops (BenchmarkProducts
-// puts the crossover with gonum's kernel between D = 8 and D = 32).
+// puts the crossover with gonum's kernel between D = 16 and D = 32).
 const smallGemm = 8192
 
-func gemmSmall(tA, tB blas.Transpose, m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	for i := 0; i < m; i++ {
-		ci := c[i*ldc : i*ldc+n]
-		for j := range ci {
-			ci[j] = 0
+func gemmSmall(m, n, k int, a, b, c []float64) {
+	i := 0
+	for ; i+2 <= m; i += 2 {
+		a0, a1 := a[i*k:(i+1)*k], a[(i+1)*k:(i+2)*k]
+		c0, c1 := c[i*n:(i+1)*n], c[(i+1)*n:(i+2)*n]
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			var s00, s01, s02, s03, s10, s11, s12, s13 float64
+			for l, x0 := range a0 {
+				x1 := a1[l]
+				bl := b[l*n+j : l*n+j+4 : l*n+j+4]
+				b0, b1, b2, b3 := bl[0], bl[1], bl[2], bl[3]
+				s00 += x0 * b0
+				s01 += x0 * b1
+				s02 += x0 * b2
+				s03 += x0 * b3
+				s10 += x1 * b0
+				s11 += x1 * b1
+				s12 += x1 * b2
+				s13 += x1 * b3
+			}
+			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
+			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
+		}
+		for ; j < n; j++ {
+			var s0, s1 float64
+			for l, x0 := range a0 {
+				s0 += x0 * b[l*n+j]
+				s1 += a1[l] * b[l*n+j]
+			}
+			c0[j], c1[j] = s0, s1
 		}
 	}
-	switch {
-	case tA == blas.Trans && tB == blas.NoTrans: // C[i][j] = Σ_l A[l][i] B[l][j]
-		for l := 0; l < k; l++ {
-			al := a[l*lda : l*lda+m]
-			bl := b[l*ldb : l*ldb+n]
-			for i, ail := range al {
-				ci := c[i*ldc : i*ldc+n]
-				for j, blj := range bl {
-					ci[j] += ail * blj
-				}
-			}
-		}
-	case tA == blas.NoTrans && tB == blas.Trans: // C[i][j] = Σ_l A[i][l] B[j][l]
-		for i := 0; i < m; i++ {
-			ai := a[i*lda : i*lda+k]
-			ci := c[i*ldc : i*ldc+n]
-			for j := range ci {
-				bj := b[j*ldb : j*ldb+k]
-				var sum float64
-				for l, x := range ai {
-					sum += x * bj[l]
-				}
-				ci[j] = sum
-			}
-		}
-	case tA == blas.NoTrans && tB == blas.NoTrans: // C[i][j] = Σ_l A[i][l] B[l][j]
-		for i := 0; i < m; i++ {
-			ai := a[i*lda : i*lda+k]
-			ci := c[i*ldc : i*ldc+n]
+	for ; i < m; i++ {
+		ai, ci := a[i*k:(i+1)*k], c[i*n:(i+1)*n]
+		for j := range ci {
+			var sum float64
 			for l, x := range ai {
-				bl := b[l*ldb : l*ldb+n]
-				for j, blj := range bl {
-					ci[j] += x * blj
-				}
+				sum += x * b[l*n+j]
 			}
+			ci[j] = sum
 		}
-	default:
-		panic("flow: gemm: AᵀBᵀ is not used")
 	}
 }
 

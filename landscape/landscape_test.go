@@ -163,69 +163,6 @@ func TestConfigurationPacking(t *testing.T) {
 	}
 }
 
-// TestJacobianMatchesFiniteDifferences at random (non-fixed) points of both
-// models with non-diagonal Λ, R > 1 and D ≠ H.
-func TestJacobianMatchesFiniteDifferences(t *testing.T) {
-	nu, _ := flow.NuNextToken(9)
-	data, _ := flow.NewData([]float64{0.9, 0.6, 0.3}, flow.RandomRotation(3, 4), nu)
-	for _, m := range []flow.Model{
-		{Kind: flow.Separate, H: 2, R: 2, Tau: 0.8},
-		{Kind: flow.Merged, H: 4, Tau: 1.3},
-	} {
-		s, err := flow.NewSystem(data, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y0, _ := s.Init(1.5, 11)
-		y := s.ToEigen(nil, y0)
-		jac, asym := Jacobian(s, y)
-		n := s.Len()
-		fp, fm := make([]float64, n), make([]float64, n)
-		var num, den float64
-		for j := 0; j < n; j++ {
-			const h = 1e-6
-			orig := y[j]
-			y[j] = orig + h
-			s.Deriv(fp, y)
-			y[j] = orig - h
-			s.Deriv(fm, y)
-			y[j] = orig
-			for i := 0; i < n; i++ {
-				fd := (fp[i] - fm[i]) / (2 * h)
-				num += (jac.At(i, j) - fd) * (jac.At(i, j) - fd)
-				den += fd * fd
-			}
-		}
-		if rel := math.Sqrt(num / den); rel > 1e-6 {
-			t.Errorf("%v: analytic Jacobian differs from finite differences by %.3g relative", m.Kind, rel)
-		}
-		if asym > 1e-12 {
-			t.Errorf("%v: Jacobian asymmetry %.3g; a gradient flow has a symmetric one", m.Kind, asym)
-		}
-		// J = −∇²L/(2τ): check uᵀJu against the second difference of the loss.
-		rng := rand.New(rand.NewPCG(5, 5))
-		u := make([]float64, n)
-		for i := range u {
-			u[i] = rng.NormFloat64()
-		}
-		ju := make([]float64, n)
-		JacVec(s, ju, y, u)
-		var uju float64
-		for i := range u {
-			uju += u[i] * ju[i]
-		}
-		const h = 1e-4
-		yp, ym := make([]float64, n), make([]float64, n)
-		for i := range y {
-			yp[i], ym[i] = y[i]+h*u[i], y[i]-h*u[i]
-		}
-		d2 := (s.Loss(yp) - 2*s.Loss(y) + s.Loss(ym)) / (h * h)
-		if math.Abs(-2*m.Tau*uju-d2) > 1e-5*math.Abs(d2) {
-			t.Errorf("%v: −2τ uᵀJu = %.10g, uᵀ∇²L u = %.10g", m.Kind, -2*m.Tau*uju, d2)
-		}
-	}
-}
-
 // TestPaperStability: for the paper's D = 4 example the empty set and the
 // path points {1}, {1,2}, {1,2,3} are not strict saddles (they escape only
 // through dormant heads, at rate λ_d²/τ), S = {2} is a strict saddle, and the

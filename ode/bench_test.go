@@ -17,7 +17,7 @@ var sinkResult *Result
 func BenchmarkArenstorf(b *testing.B) {
 	for _, m := range methods {
 		for _, rtol := range []float64{1e-6, 1e-8, 1e-10} {
-			b.Run(fmt.Sprintf("%s/rtol=%g", m.Name, rtol), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/rtol=%g", m.Name(), rtol), func(b *testing.B) {
 				in := NewIntegrator(m, 4)
 				p := Problem{Func: arenstorf, T0: 0, T1: arenstorfT, Y0: arenstorfY0}
 				s := Settings{RTol: rtol, ATol: rtol * 1e-3}
@@ -48,7 +48,7 @@ func BenchmarkArenstorf(b *testing.B) {
 func BenchmarkStepOverhead(b *testing.B) {
 	f := func(_ float64, y, dy []float64) { dy[0], dy[1], dy[2], dy[3] = y[1], -y[0], y[3], -y[2] }
 	for _, m := range methods {
-		b.Run(m.Name, func(b *testing.B) {
+		b.Run(m.Name(), func(b *testing.B) {
 			in := NewIntegrator(m, 4)
 			p := Problem{Func: f, T0: 0, T1: 1000, Y0: []float64{1, 0, 1, 0}}
 			s := Settings{RTol: 1e-8, MaxStep: 0.1}

@@ -5,40 +5,22 @@ import (
 	"sort"
 )
 
-// ensureDense computes the extra stages (if the method has any) and the
-// Hairer-form vectors F_j of the current accepted step.
-func (in *Integrator) ensureDense() {
-	if in.denseReady {
-		return
-	}
-	m := in.m
-	s := m.Stages()
-	h := in.h
-	for k := range m.ExtraC {
-		i := s + 1 + k
-		in.combine(in.ytmp, in.y, h, m.rows[i])
-		in.f(in.t0+m.cAll[i]*h, in.ytmp, in.k[i])
-		in.stats.FuncEvals++
-	}
-	for j, w := range m.dSp {
-		fj := in.dense[j]
-		for i := range fj {
-			fj[i] = 0
-		}
-		for _, c := range w {
-			a := h * c.a
-			for i, v := range in.k[c.j] {
-				fj[i] += a * v
-			}
-		}
-	}
-	in.denseReady = true
-}
-
 // interpolate writes the continuous extension of the current step at t.
 func (in *Integrator) interpolate(dst []float64, t float64) {
-	in.ensureDense()
-	evalHairer(dst, in.y, in.dense, (t-in.t0)/in.h)
+	evalHairer(dst, in.y, in.st.dense(in.t0, in.h), (t-in.t0)/in.h)
+}
+
+// hermite sets the Hairer-form vectors of the cubic Hermite interpolant of
+// (y₀, f₀) and (y₁, f₁) over a step h: F₁ = y₁ − y₀, F₂ = h f₀ − F₁,
+// F₃ = F₁ − h f₁ − F₂ (HNW I, II.6, eq. 6.7).
+func hermite(vecs [][]float64, y0, y1, f0, f1 []float64, h float64) {
+	f1v, f2v, f3v := vecs[0], vecs[1], vecs[2]
+	for i := range y0 {
+		d := y1[i] - y0[i]
+		f1v[i] = d
+		f2v[i] = h*f0[i] - d
+		f3v[i] = d - h*f1[i] - f2v[i]
+	}
 }
 
 // evalHairer evaluates y + θ(F₁ + (1−θ)(F₂ + θ(F₃ + …))) into dst.
@@ -62,14 +44,15 @@ func evalHairer(dst, y []float64, f [][]float64, theta float64) {
 // evaluable at any t in the solved interval. At reuses scratch space, so a
 // Solution must not be read by several goroutines at once.
 type Solution struct {
-	n, m int
-	dir  float64
-	t0   []float64 // start of each step
-	t1   []float64 // end of each step (the last may be cut by a terminal event)
-	h    []float64 // full length of each step
-	y    []float64 // y at the start of each step, n per step
-	f    []float64 // Hairer-form vectors, m·n per step
-	fv   [][]float64
+	n   int
+	dir float64
+	off []int     // offset in f of each step's vectors; the last entry is len(f)
+	t0  []float64 // start of each step
+	t1  []float64 // end of each step (the last may be cut by a terminal event)
+	h   []float64 // full length of each step
+	y   []float64 // y at the start of each step, n per step
+	f   []float64 // Hairer-form vectors of each step (their number varies with the method)
+	fv  [][]float64
 }
 
 func (s *Solution) add(t0, h, t1 float64, y []float64, f [][]float64) {
@@ -77,9 +60,13 @@ func (s *Solution) add(t0, h, t1 float64, y []float64, f [][]float64) {
 	s.t1 = append(s.t1, t1)
 	s.h = append(s.h, h)
 	s.y = append(s.y, y...)
+	if len(s.off) == 0 {
+		s.off = append(s.off, 0)
+	}
 	for _, fj := range f {
 		s.f = append(s.f, fj...)
 	}
+	s.off = append(s.off, len(s.f))
 }
 
 // Steps returns the number of stored steps.
@@ -107,12 +94,9 @@ func (s *Solution) At(dst []float64, t float64) ([]float64, error) {
 	if k == len(s.t1) {
 		k--
 	}
-	if len(s.fv) != s.m {
-		s.fv = make([][]float64, s.m)
-	}
-	for j := range s.fv {
-		off := (k*s.m + j) * s.n
-		s.fv[j] = s.f[off : off+s.n]
+	s.fv = s.fv[:0]
+	for off := s.off[k]; off < s.off[k+1]; off += s.n {
+		s.fv = append(s.fv, s.f[off:off+s.n])
 	}
 	evalHairer(dst, s.y[k*s.n:(k+1)*s.n], s.fv, (t-s.t0[k])/s.h[k])
 	return dst, nil

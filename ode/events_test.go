@@ -28,18 +28,18 @@ func TestEventZeroCrossings(t *testing.T) {
 				}
 			}
 			if len(res.Events) != len(want) {
-				t.Fatalf("%s dir=%d: %d events, want %d", m.Name, dir, len(res.Events), len(want))
+				t.Fatalf("%s dir=%d: %d events, want %d", m.Name(), dir, len(res.Events), len(want))
 			}
 			for i, ev := range res.Events {
 				if math.Abs(ev.T-want[i]) > 1e-10 {
-					t.Errorf("%s dir=%d: event %d at %.15g, want %.15g", m.Name, dir, i, ev.T, want[i])
+					t.Errorf("%s dir=%d: event %d at %.15g, want %.15g", m.Name(), dir, i, ev.T, want[i])
 				}
 				if math.Abs(ev.Y[0]) > 1e-10 || math.Abs(math.Abs(ev.Y[1])-1) > 1e-10 {
-					t.Errorf("%s: state at event %v", m.Name, ev.Y)
+					t.Errorf("%s: state at event %v", m.Name(), ev.Y)
 				}
 			}
 			if res.T != 20 || res.Status != Success {
-				t.Errorf("%s: non-terminal events ended the solve at %v (%v)", m.Name, res.T, res.Status)
+				t.Errorf("%s: non-terminal events ended the solve at %v (%v)", m.Name(), res.T, res.Status)
 			}
 		}
 	}
@@ -56,13 +56,13 @@ func TestTerminalEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Status != TerminalEvent || math.Abs(res.T-1.5*math.Pi) > 1e-10 {
-			t.Errorf("%s: status %v at t=%.15g, want TerminalEvent at 3π/2", m.Name, res.Status, res.T)
+			t.Errorf("%s: status %v at t=%.15g, want TerminalEvent at 3π/2", m.Name(), res.Status, res.T)
 		}
 		if math.Abs(res.Y[0]) > 1e-10 || math.Abs(res.Y[1]-1) > 1e-10 {
-			t.Errorf("%s: final state %v, want (0, 1)", m.Name, res.Y)
+			t.Errorf("%s: final state %v, want (0, 1)", m.Name(), res.Y)
 		}
 		if len(res.TEval) != 1 || res.TEval[0] != 1 {
-			t.Errorf("%s: outputs at %v, want only t=1 before the event", m.Name, res.TEval)
+			t.Errorf("%s: outputs at %v, want only t=1 before the event", m.Name(), res.TEval)
 		}
 	}
 }
@@ -78,10 +78,10 @@ func TestTwoCrossingsInOneStep(t *testing.T) {
 		res := solveOrFatal(t, Problem{Func: oscillator, T0: 5.7, T1: 6.8, Y0: []float64{math.Cos(5.7), -math.Sin(5.7)}},
 			Settings{Method: m, FixedStep: 1.1, EventSamples: 8, Events: []Event{{Func: g}}})
 		if res.Stats.Steps != 1 {
-			t.Fatalf("%s: %d steps, want one", m.Name, res.Stats.Steps)
+			t.Fatalf("%s: %d steps, want one", m.Name(), res.Stats.Steps)
 		}
 		if len(res.Events) != 2 {
-			t.Fatalf("%s: %d events, want 2", m.Name, len(res.Events))
+			t.Fatalf("%s: %d events, want 2", m.Name(), len(res.Events))
 		}
 		// With one step of h = 1.1 the continuous extension itself is only
 		// accurate to about h^(q+1) ≈ 1e-4; the roots of the interpolant are
@@ -90,7 +90,7 @@ func TestTwoCrossingsInOneStep(t *testing.T) {
 		dirs := []Direction{Rising, Falling}
 		for i, ev := range res.Events {
 			if math.Abs(ev.T-want[i]) > 1e-3 || ev.Direction != dirs[i] {
-				t.Errorf("%s: event %d at %.6g (%v), want %.6g (%v)", m.Name, i, ev.T, ev.Direction, want[i], dirs[i])
+				t.Errorf("%s: event %d at %.6g (%v), want %.6g (%v)", m.Name(), i, ev.T, ev.Direction, want[i], dirs[i])
 			}
 		}
 	}
@@ -259,7 +259,7 @@ func TestNoAllocationPerStep(t *testing.T) {
 		a1, s1 := count(0.5)
 		a2, s2 := count(2 * arenstorfT)
 		if a1 != a2 || s2 < 5*s1 {
-			t.Errorf("%s: %v allocations for %d steps, %v for %d steps", m.Name, a1, s1, a2, s2)
+			t.Errorf("%s: %v allocations for %d steps, %v for %d steps", m.Name(), a1, s1, a2, s2)
 		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-var methods = []*Method{DP5, Tsit5, DOP853}
+var methods = []*RK{DP5, Tsit5, DOP853}
 
 // Arenstorf orbit, the restricted three-body problem of HNW I, eq. II.0.1,
 // with the initial value and period printed there (p. 130).
@@ -83,7 +83,7 @@ func solveOrFatal(t testing.TB, p Problem, s Settings) *Result {
 func TestArenstorf(t *testing.T) {
 	// HNW I, p. 130: the orbit is periodic with period T; y(T) = y(0).
 	for _, tc := range []struct {
-		m    *Method
+		m    *RK
 		rtol float64
 		tol  float64
 	}{
@@ -94,10 +94,10 @@ func TestArenstorf(t *testing.T) {
 		res := solveOrFatal(t, Problem{Func: arenstorf, T0: 0, T1: arenstorfT, Y0: arenstorfY0},
 			Settings{Method: tc.m, RTol: tc.rtol, ATol: tc.rtol * 1e-3})
 		if d := maxAbsDiff(res.Y, arenstorfY0); d > tc.tol {
-			t.Errorf("%s: |y(T) − y(0)| = %.3g, want ≤ %g (stats %+v)", tc.m.Name, d, tc.tol, res.Stats)
+			t.Errorf("%s: |y(T) − y(0)| = %.3g, want ≤ %g (stats %+v)", tc.m.Name(), d, tc.tol, res.Stats)
 		}
 		if res.Status != Success || res.T != arenstorfT {
-			t.Errorf("%s: status %v at t=%v", tc.m.Name, res.Status, res.T)
+			t.Errorf("%s: status %v at t=%v", tc.m.Name(), res.Status, res.T)
 		}
 	}
 }
@@ -109,7 +109,7 @@ func TestBrusselator(t *testing.T) {
 		res := solveOrFatal(t, Problem{Func: brusselator, T0: 0, T1: 20, Y0: []float64{1.5, 3}},
 			Settings{Method: m, RTol: 1e-12, ATol: 1e-12})
 		if d := maxAbsDiff(res.Y, want); d > 1e-9 {
-			t.Errorf("%s: |y(20) − ref| = %.3g", m.Name, d)
+			t.Errorf("%s: |y(20) − ref| = %.3g", m.Name(), d)
 		}
 	}
 }
@@ -140,7 +140,7 @@ func TestKeplerDETESTD(t *testing.T) {
 					bound = 10000 * rtol
 				}
 				if worst > bound {
-					t.Errorf("e=%g %s rtol=%g: max error %.3g > %.3g (%d steps)", e, m.Name, rtol, worst, bound, res.Stats.Steps)
+					t.Errorf("e=%g %s rtol=%g: max error %.3g > %.3g (%d steps)", e, m.Name(), rtol, worst, bound, res.Stats.Steps)
 				}
 			}
 		}
@@ -156,12 +156,12 @@ func TestExactProblems(t *testing.T) {
 			res := solveOrFatal(t, Problem{Func: decay, T0: 0, T1: 10, Y0: []float64{1}},
 				Settings{Method: m, RTol: rtol, ATol: 1e-20})
 			if rel := math.Abs(res.Y[0]/math.Exp(-10) - 1); rel > 50*rtol {
-				t.Errorf("%s decay rtol=%g: relative error %.3g", m.Name, rtol, rel)
+				t.Errorf("%s decay rtol=%g: relative error %.3g", m.Name(), rtol, rel)
 			}
 			res = solveOrFatal(t, Problem{Func: osc, T0: 0, T1: 20, Y0: []float64{1, 0}},
 				Settings{Method: m, RTol: rtol, ATol: rtol})
 			if d := maxAbsDiff(res.Y, []float64{math.Cos(20), -math.Sin(20)}); d > 100*rtol {
-				t.Errorf("%s oscillator rtol=%g: error %.3g", m.Name, rtol, d)
+				t.Errorf("%s oscillator rtol=%g: error %.3g", m.Name(), rtol, d)
 			}
 		}
 	}
@@ -173,10 +173,10 @@ func TestBackwardIntegration(t *testing.T) {
 		res := solveOrFatal(t, Problem{Func: osc, T0: 5, T1: -3, Y0: []float64{math.Cos(5), -math.Sin(5)}},
 			Settings{Method: m, RTol: 1e-10, ATol: 1e-10, TEval: []float64{4, 0, -3}})
 		if d := maxAbsDiff(res.Y, []float64{math.Cos(-3), -math.Sin(-3)}); d > 1e-8 {
-			t.Errorf("%s: error %.3g at t=-3", m.Name, d)
+			t.Errorf("%s: error %.3g at t=-3", m.Name(), d)
 		}
 		if d := maxAbsDiff(res.YEval[2:4], []float64{1, 0}); d > 1e-8 {
-			t.Errorf("%s: error %.3g at t=0", m.Name, d)
+			t.Errorf("%s: error %.3g at t=0", m.Name(), d)
 		}
 	}
 }
@@ -190,20 +190,20 @@ func TestConvergenceOrder(t *testing.T) {
 	y0 := []float64{1 - e, 0, 0, math.Sqrt((1 + e) / (1 - e))}
 	period := 2 * math.Pi
 	for _, tc := range []struct {
-		m     *Method
+		m     *RK
 		steps int
 	}{{DP5, 128}, {Tsit5, 128}, {DOP853, 64}} {
 		errAt := func(n int) float64 {
 			res := solveOrFatal(t, Problem{Func: kepler, T0: 0, T1: period, Y0: y0},
 				Settings{Method: tc.m, FixedStep: period / float64(n)})
 			if res.Stats.Steps != n || res.Stats.FuncEvals != 1+n*tc.m.Stages() {
-				t.Fatalf("%s: %d steps and %d evaluations, want %d and %d", tc.m.Name, res.Stats.Steps, res.Stats.FuncEvals, n, 1+n*tc.m.Stages())
+				t.Fatalf("%s: %d steps and %d evaluations, want %d and %d", tc.m.Name(), res.Stats.Steps, res.Stats.FuncEvals, n, 1+n*tc.m.Stages())
 			}
 			return maxAbsDiff(res.Y, keplerExact(e, period))
 		}
 		e1, e2 := errAt(tc.steps), errAt(2*tc.steps)
-		if p := math.Log2(e1 / e2); math.Abs(p-float64(tc.m.Order)) > 0.3 {
-			t.Errorf("%s: observed order %.2f (errors %.2g, %.2g), want %d", tc.m.Name, p, e1, e2, tc.m.Order)
+		if p := math.Log2(e1 / e2); math.Abs(p-float64(tc.m.Order())) > 0.3 {
+			t.Errorf("%s: observed order %.2f (errors %.2g, %.2g), want %d", tc.m.Name(), p, e1, e2, tc.m.Order())
 		}
 	}
 }
@@ -230,8 +230,8 @@ func TestDenseOutputOrder(t *testing.T) {
 			return worst
 		}
 		e1, e2 := errAt(0.1), errAt(0.05)
-		if p := math.Log2(e1 / e2); math.Abs(p-float64(m.DenseOrder+1)) > 0.3 {
-			t.Errorf("%s: dense-output local order %.2f (errors %.3g, %.3g), want %d", m.Name, p, e1, e2, m.DenseOrder+1)
+		if p := math.Log2(e1 / e2); math.Abs(p-float64(m.tab.DenseOrder+1)) > 0.3 {
+			t.Errorf("%s: dense-output local order %.2f (errors %.3g, %.3g), want %d", m.Name(), p, e1, e2, m.tab.DenseOrder+1)
 		}
 	}
 }
@@ -243,7 +243,7 @@ func TestDenseSolution(t *testing.T) {
 			Settings{Method: m, RTol: 1e-10, ATol: 1e-12, Dense: true})
 		sol := res.Solution
 		if sol.Steps() != res.Stats.Steps {
-			t.Errorf("%s: %d dense steps, %d accepted", m.Name, sol.Steps(), res.Stats.Steps)
+			t.Errorf("%s: %d dense steps, %d accepted", m.Name(), sol.Steps(), res.Stats.Steps)
 		}
 		y := make([]float64, 2)
 		var worst float64
@@ -255,10 +255,10 @@ func TestDenseSolution(t *testing.T) {
 			worst = math.Max(worst, maxAbsDiff(y, []float64{math.Cos(tt), -math.Sin(tt)}))
 		}
 		if worst > 1e-8 {
-			t.Errorf("%s: dense error %.3g", m.Name, worst)
+			t.Errorf("%s: dense error %.3g", m.Name(), worst)
 		}
 		if _, err := sol.At(y, 10.5); err == nil {
-			t.Errorf("%s: At outside the interval gave no error", m.Name)
+			t.Errorf("%s: At outside the interval gave no error", m.Name())
 		}
 	}
 }
@@ -270,11 +270,11 @@ func TestTEval(t *testing.T) {
 		res := solveOrFatal(t, Problem{Func: decay, T0: 0, T1: 3, Y0: []float64{1}},
 			Settings{Method: m, RTol: 1e-10, ATol: 1e-14, TEval: teval})
 		if len(res.TEval) != len(teval) {
-			t.Fatalf("%s: %d outputs", m.Name, len(res.TEval))
+			t.Fatalf("%s: %d outputs", m.Name(), len(res.TEval))
 		}
 		for i, te := range teval {
 			if rel := math.Abs(res.YEval[i]/math.Exp(-te) - 1); rel > 1e-8 {
-				t.Errorf("%s: y(%g) relative error %.3g", m.Name, te, rel)
+				t.Errorf("%s: y(%g) relative error %.3g", m.Name(), te, rel)
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package ode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 )
@@ -12,9 +11,7 @@ const (
 	DefaultRTol     = 1e-6
 	DefaultATol     = 1e-9
 	DefaultMaxSteps = 100000
-	defaultSafety   = 0.9
 	defaultSamples  = 4
-	errPrevInit     = 1e-4 // dopri5.f: FACOLD = 1.D-4
 )
 
 // Solve integrates p with the settings s. It is a convenience for
@@ -27,52 +24,43 @@ func Solve(ctx context.Context, p Problem, s Settings) (*Result, error) {
 // Reusing it across solves avoids all set-up allocations but the result's.
 // An Integrator must not be used by several goroutines at once.
 type Integrator struct {
-	m *Method
-	n int
+	m  Method
+	st stepper
+	n  int
 
-	k     [][]float64 // stages 0..total-1
-	y     []float64   // state at the start of the step
-	ynew  []float64   // state at the end of the step
-	ytmp  []float64
-	atol  []float64
-	dense [][]float64 // Hairer-form vectors F_j of the current step
-	ydst  []float64   // scratch for event functions on the dense output
+	y    []float64 // accepted state at the start of the step
+	f0   []float64 // f(t, y)
+	ynew []float64 // candidate state at the end of the step
+	f1   []float64 // f(t+h, ynew)
+	atol []float64
+	ydst []float64 // scratch for event functions on the dense output
 
 	gPrev, gNew, gSample []float64
 
 	rtol float64 // relative tolerance of the current solve
 	f    Func
 
-	// current step
-	t0, h      float64
-	denseReady bool
-	stats      Stats
-	step       Step
+	// current accepted step
+	t0, h float64
+	stats Stats
+	step  Step
 }
 
 // NewIntegrator returns the workspace of method m (nil means DP5) for states
 // of dimension n.
-func NewIntegrator(m *Method, n int) *Integrator {
+func NewIntegrator(m Method, n int) *Integrator {
 	if m == nil {
 		m = DP5
 	}
-	total := m.totalStages()
-	slab := make([]float64, (total+5+len(m.Dense))*n)
+	in := &Integrator{m: m, n: n}
+	slab := make([]float64, 6*n)
 	next := func() []float64 {
 		v := slab[:n:n]
 		slab = slab[n:]
 		return v
 	}
-	in := &Integrator{m: m, n: n}
-	in.k = make([][]float64, total)
-	for i := range in.k {
-		in.k[i] = next()
-	}
-	in.y, in.ynew, in.ytmp, in.atol, in.ydst = next(), next(), next(), next(), next()
-	in.dense = make([][]float64, len(m.Dense))
-	for j := range in.dense {
-		in.dense[j] = next()
-	}
+	in.y, in.f0, in.ynew, in.f1, in.atol, in.ydst = next(), next(), next(), next(), next(), next()
+	in.st = m.newStepper(in)
 	in.step.in = in
 	return in
 }
@@ -88,341 +76,311 @@ type Step struct {
 // Interpolate writes the continuous extension at t ∈ [T0, T1] into dst.
 func (s *Step) Interpolate(dst []float64, t float64) { s.in.interpolate(dst, t) }
 
+// scale is the error weight atol_i + rtol·max(|y_i|, |y₁,i|) of component i
+// (HNW I, eq. II.4.10).
+func (in *Integrator) scale(i int) float64 {
+	return in.atol[i] + in.rtol*math.Max(math.Abs(in.y[i]), math.Abs(in.ynew[i]))
+}
+
 // Solve integrates p. It returns the result and, when the solve did not reach
 // T1 or a terminal event, an *Error naming the status, the time and the cause.
 // Invalid settings give an error and a nil result.
 func (in *Integrator) Solve(ctx context.Context, p Problem, s Settings) (*Result, error) {
-	m := in.m
-	if s.Method != nil && s.Method != m {
-		return nil, fmt.Errorf("ode: Settings.Method %s differs from the integrator's %s", s.Method.Name, m.Name)
+	if s.Method != nil && s.Method != in.m {
+		return nil, fmt.Errorf("ode: Settings.Method %s differs from the integrator's %s", s.Method.Name(), in.m.Name())
 	}
 	cfg, err := in.setup(p, &s)
 	if err != nil {
 		return nil, err
 	}
-	n := in.n
-	res := &Result{Y: make([]float64, n)}
-	if len(s.TEval) > 0 {
-		res.TEval = make([]float64, 0, len(s.TEval))
-		res.YEval = make([]float64, 0, len(s.TEval)*n)
+	if err := in.st.begin(&p); err != nil {
+		return nil, err
 	}
-	if s.Dense {
-		res.Solution = &Solution{n: n, m: len(m.Dense), dir: cfg.dir}
-	}
-	in.stats = Stats{}
+	r := &run{in: in, p: &p, s: &s, cfg: cfg, done: ctx.Done(), ctx: ctx}
 	in.f = p.Func
 	defer func() { in.f = nil }()
-	done := ctx.Done()
+	return r.solve()
+}
 
-	t := p.T0
+// run is the state of one solve's main loop.
+type run struct {
+	in   *Integrator
+	p    *Problem
+	s    *Settings
+	cfg  config
+	ctx  context.Context
+	done <-chan struct{}
+	res  *Result
+
+	ctls      []controller
+	t, h      float64
+	iEval     int
+	evalsSeen int // FuncEvals already attributed to a method
+}
+
+func (r *run) solve() (*Result, error) {
+	in, p, s := r.in, r.p, r.s
+	n := in.n
+	r.res = &Result{Y: make([]float64, n)}
+	if len(s.TEval) > 0 {
+		r.res.TEval = make([]float64, 0, len(s.TEval))
+		r.res.YEval = make([]float64, 0, len(s.TEval)*n)
+	}
+	if s.Dense {
+		r.res.Solution = &Solution{n: n, dir: r.cfg.dir}
+	}
+	in.stats = Stats{PerMethod: make([]MethodStats, len(in.st.names()))}
+	for i, name := range in.st.names() {
+		in.stats.PerMethod[i].Name = name
+	}
+	if err := r.controllers(); err != nil {
+		return nil, err
+	}
+	r.t = p.T0
 	copy(in.y, p.Y0)
-	s0 := m.Stages()
-	p.Func(t, in.y, in.k[0])
+	p.Func(r.t, in.y, in.f0)
 	in.stats.FuncEvals++
-	if !allFinite(in.k[0]) {
-		return in.fail(res, t, 0, NonFinite, "f(t0, y0) is not finite", nil)
+	if !allFinite(in.f0) {
+		return r.fail(0, NonFinite, "f(t0, y0) is not finite", nil)
 	}
-	nev := len(s.Events)
-	if nev > 0 {
-		in.gPrev = grow(in.gPrev, nev)
-		in.gNew = grow(in.gNew, nev)
-		in.gSample = grow(in.gSample, nev*(cfg.samples+1))
-		for e, ev := range s.Events {
-			in.gPrev[e] = ev.Func(t, in.y)
-		}
-	}
-	iEval := 0
-	for iEval < len(s.TEval) && s.TEval[iEval] == t {
-		res.TEval = append(res.TEval, t)
-		res.YEval = append(res.YEval, in.y...)
-		iEval++
-	}
+	r.startEvents()
+	r.emitEval(r.t, in.y, false)
 	if p.T0 == p.T1 {
-		copy(res.Y, in.y)
-		res.T = t
-		res.Stats = in.stats
-		return res, nil
+		return r.finish()
 	}
-
-	h := s.InitialStep * cfg.dir
+	r.h = s.InitialStep * r.cfg.dir
 	if s.FixedStep > 0 {
-		h = (p.T1 - p.T0) / float64(cfg.nFixed)
-	} else if h == 0 {
-		h = in.initialStep(p.Func, t, cfg)
+		r.h = (p.T1 - p.T0) / float64(r.cfg.nFixed)
+	} else if r.h == 0 {
+		r.h = in.initialStep(p.Func, r.t, r.cfg)
 	}
-	errPrev := errPrevInit
+	return r.loop()
+}
+
+// controllers builds one step-size controller per method of the stepper.
+func (r *run) controllers() error {
+	names := r.in.st.names()
+	r.ctls = make([]controller, len(names))
+	for i := range names {
+		d := r.in.st.controller()
+		if a, ok := r.in.st.(*autoStepper); ok {
+			d = a.steppers[i].controller()
+		}
+		c, err := newController(d, r.s.Controller)
+		if err != nil {
+			return err
+		}
+		r.ctls[i] = c
+	}
+	return nil
+}
+
+func (r *run) loop() (*Result, error) {
+	in, s, cfg := r.in, r.s, r.cfg
 	rejected := false  // the previous attempt was rejected
 	nonFinite := false // the latest rejection was caused by NaN or Inf
-	attempts := 0
-	for {
-		if done != nil {
-			select {
-			case <-done:
-				return in.fail(res, t, h, Canceled, "solve canceled", ctx.Err())
-			default:
-			}
+	lastActive := -1
+	for attempts := 0; ; attempts++ {
+		if err := r.check(attempts); err != nil {
+			return r.res, err
 		}
-		if attempts >= cfg.maxSteps {
-			return in.fail(res, t, h, TooManySteps, fmt.Sprintf("MaxSteps = %d attempted steps", cfg.maxSteps), nil)
+		h, last, err := r.nextStep()
+		if err != nil {
+			return r.res, err
 		}
-		attempts++
-
-		last := false
-		if s.FixedStep > 0 {
-			k := in.stats.Steps + 1
-			tn := p.T0 + (p.T1-p.T0)*float64(k)/float64(cfg.nFixed)
-			h = tn - t
-			last = k == cfg.nFixed
-		} else {
-			if math.Abs(h) > cfg.hmax {
-				h = cfg.hmax * cfg.dir
-			}
-			if cfg.dir*(t+h-p.T1) >= 0 {
-				h = p.T1 - t
-				last = true
-			}
-		}
-		if !(math.Abs(h) >= 10*ulp(t)) {
-			st := StepTooSmall
-			cause := "step size below 10 ulp of t (tolerance cannot be met)"
+		if !(math.Abs(h) >= 10*ulp(r.t)) {
+			st, cause := StepTooSmall, "step size below 10 ulp of t (tolerance cannot be met)"
 			if nonFinite {
 				st, cause = NonFinite, "NaN or Inf in the step that rejection could not cure"
 			}
-			return in.fail(res, t, h, st, cause, nil)
+			return r.fail(h, st, cause, nil)
 		}
-
-		in.attempt(p.Func, t, h)
-		errNorm := in.errorNorm(h)
+		errNorm := in.st.attempt(r.t, h)
+		active := in.st.active()
+		r.attribute(active)
+		ctl := &r.ctls[active]
+		if active != lastActive {
+			ctl.reset()
+			lastActive = active
+		}
 		if s.FixedStep > 0 {
-			if !allFinite(in.ynew) || !allFinite(in.k[s0]) {
-				return in.fail(res, t, h, NonFinite, "NaN or Inf with a fixed step", nil)
+			if !finite(errNorm) || !allFinite(in.ynew) {
+				return r.fail(h, NonFinite, "NaN or Inf with a fixed step", nil)
 			}
 			errNorm = 0
 		}
-		if !finite(errNorm) || !allFinite(in.k[s0]) {
+		if !finite(errNorm) || errNorm > 1 {
 			in.stats.Rejected++
-			rejected, nonFinite = true, true
-			h *= 0.1
-			continue
-		}
-		if errNorm > 1 {
-			in.stats.Rejected++
-			rejected, nonFinite = true, false
-			h *= math.Max(cfg.minScale, cfg.safety*math.Pow(errNorm, -cfg.beta1))
-			continue
-		}
-
-		// Accepted.
-		in.stats.Steps++
-		tnew := t + h
-		if last {
-			tnew = p.T1
-		}
-		in.t0, in.h, in.denseReady = t, tnew-t, false
-		stop := false
-		if nev > 0 {
-			tStop, terminal := in.locateEvents(res, s.Events, cfg.samples, t, tnew)
-			if terminal {
-				tnew, stop = tStop, true
-				res.Status = TerminalEvent
-				if tnew != in.t0+in.h { // at the step's end y₁ is exact
-					in.interpolate(in.ynew, tnew)
-				}
-			}
-		}
-		for iEval < len(s.TEval) && cfg.dir*(s.TEval[iEval]-tnew) <= 0 {
-			te := s.TEval[iEval]
-			res.TEval = append(res.TEval, te)
-			if te == tnew {
-				res.YEval = append(res.YEval, in.ynew...)
+			in.stats.PerMethod[active].Rejected++
+			rejected, nonFinite = true, !finite(errNorm)
+			if nonFinite {
+				r.h = h * 0.1
 			} else {
-				off := len(res.YEval)
-				res.YEval = append(res.YEval, in.y...)
-				in.interpolate(res.YEval[off:], te)
+				r.h = ctl.reject(h, errNorm)
 			}
-			iEval++
+			continue
 		}
-		if res.Solution != nil {
-			in.ensureDense()
-			res.Solution.add(in.t0, in.h, tnew, in.y, in.dense)
-		}
-		if s.Observer != nil {
-			in.step.T0, in.step.T1, in.step.Y0, in.step.Y1 = t, tnew, in.y, in.ynew
-			if err := s.Observer(&in.step); err != nil {
-				in.y, in.ynew = in.ynew, in.y
-				return in.fail(res, tnew, h, Stopped, "stopped by the observer", err)
-			}
-		}
-		// FSAL: the last stage of this step is the first of the next.
-		in.y, in.ynew = in.ynew, in.y
-		in.k[0], in.k[s0] = in.k[s0], in.k[0]
-		t = tnew
-		if nev > 0 {
-			in.gPrev, in.gNew = in.gNew, in.gPrev
-		}
-		if last || stop {
-			break
+		stop, err := r.accepted(h, last)
+		if err != nil || stop {
+			return r.res, err
 		}
 		if s.FixedStep == 0 {
-			var fac float64
-			if errNorm == 0 {
-				fac = cfg.maxScale
-			} else {
-				fac = cfg.safety * math.Pow(errNorm, -cfg.beta1) * math.Pow(errPrev, cfg.beta2)
-				fac = math.Min(cfg.maxScale, math.Max(cfg.minScale, fac))
-			}
-			if rejected {
-				fac = math.Min(fac, 1)
-			}
-			errPrev = math.Max(errNorm, errPrevInit)
-			h *= fac
+			r.h = ctl.accept(h, errNorm, rejected)
 		}
 		rejected = false
-	}
-	copy(res.Y, in.y)
-	res.T = t
-	res.Stats = in.stats
-	return res, nil
-}
-
-// fail ends a solve at the last accepted point (t, in.y).
-func (in *Integrator) fail(res *Result, t, h float64, st Status, cause string, err error) (*Result, error) {
-	copy(res.Y, in.y)
-	res.T = t
-	res.Status = st
-	res.Stats = in.stats
-	return res, &Error{Status: st, T: t, H: h, Cause: cause, Err: err}
-}
-
-type config struct {
-	dir                        float64
-	hmax                       float64
-	maxSteps, nFixed, samples  int
-	safety, minScale, maxScale float64
-	beta1, beta2               float64
-}
-
-// setup validates p and s and fills the tolerances.
-func (in *Integrator) setup(p Problem, s *Settings) (config, error) {
-	var c config
-	m := in.m
-	if p.Func == nil {
-		return c, errors.New("ode: Problem.Func is nil")
-	}
-	if len(p.Y0) != in.n {
-		return c, fmt.Errorf("ode: len(Problem.Y0) = %d, the integrator was made for %d", len(p.Y0), in.n)
-	}
-	if !finite(p.T0) || !finite(p.T1) {
-		return c, fmt.Errorf("ode: Problem.T0 = %g and T1 = %g must be finite", p.T0, p.T1)
-	}
-	for i, v := range p.Y0 {
-		if !finite(v) {
-			return c, fmt.Errorf("ode: Problem.Y0[%d] = %g is not finite", i, v)
+		if cfg.dir*(r.t-r.p.T1) >= 0 {
+			break
 		}
 	}
-	c.dir = 1
-	if p.T1 < p.T0 {
-		c.dir = -1
-	}
-	in.rtol = s.RTol
-	if in.rtol == 0 {
-		in.rtol = DefaultRTol
-	}
-	if !(in.rtol > 0) || !finite(in.rtol) {
-		return c, fmt.Errorf("ode: Settings.RTol = %g, want a finite value > 0", s.RTol)
-	}
-	atol := s.ATol
-	if atol == 0 {
-		atol = DefaultATol
-	}
-	if s.ATolVec != nil {
-		if len(s.ATolVec) != in.n {
-			return c, fmt.Errorf("ode: len(Settings.ATolVec) = %d, want %d", len(s.ATolVec), in.n)
+	return r.finish()
+}
+
+// check stops the solve on cancellation or when the step budget is spent.
+func (r *run) check(attempts int) error {
+	if r.done != nil {
+		select {
+		case <-r.done:
+			_, err := r.fail(r.h, Canceled, "solve canceled", r.ctx.Err())
+			return err
+		default:
 		}
-		for i, v := range s.ATolVec {
-			if !(v >= 0) || !finite(v) {
-				return c, fmt.Errorf("ode: Settings.ATolVec[%d] = %g, want a finite value ≥ 0", i, v)
+	}
+	if attempts >= r.cfg.maxSteps {
+		_, err := r.fail(r.h, TooManySteps, fmt.Sprintf("MaxSteps = %d attempted steps", r.cfg.maxSteps), nil)
+		return err
+	}
+	return nil
+}
+
+// nextStep returns the step to attempt from r.t and whether it ends at T1.
+func (r *run) nextStep() (h float64, last bool, err error) {
+	in, p, cfg := r.in, r.p, r.cfg
+	if r.s.FixedStep > 0 {
+		k := in.stats.Steps + 1
+		tn := p.T0 + (p.T1-p.T0)*float64(k)/float64(cfg.nFixed)
+		h = tn - r.t
+		if in.st.limit(r.t, h) != h {
+			_, err = r.fail(h, StepTooSmall, fmt.Sprintf("Settings.FixedStep = %g exceeds the largest step %s can take here", r.s.FixedStep, in.m.Name()), nil)
+		}
+		return h, k == cfg.nFixed, err
+	}
+	h = r.h
+	if math.Abs(h) > cfg.hmax {
+		h = cfg.hmax * cfg.dir
+	}
+	if cfg.dir*(r.t+h-p.T1) >= 0 {
+		h = p.T1 - r.t
+		last = true
+	}
+	if hl := in.st.limit(r.t, h); hl != h {
+		h, last = hl, false
+	}
+	return h, last, nil
+}
+
+// attribute charges the evaluations since the last call to method i.
+func (r *run) attribute(i int) {
+	st := &r.in.stats
+	st.PerMethod[i].FuncEvals += st.FuncEvals - r.evalsSeen
+	r.evalsSeen = st.FuncEvals
+}
+
+// accepted records the accepted step (r.t, h): events, output times, dense
+// output and the observer, then moves to its end.
+func (r *run) accepted(h float64, last bool) (stop bool, err error) {
+	in := r.in
+	active := in.st.active()
+	in.st.accept(r.t, h)
+	in.stats.Steps++
+	in.stats.PerMethod[active].Steps++
+	tnew := r.t + h
+	if last {
+		tnew = r.p.T1
+	}
+	in.t0, in.h = r.t, tnew-r.t
+	if len(r.s.Events) > 0 {
+		tStop, terminal := in.locateEvents(r.res, r.s.Events, r.cfg.samples, r.t, tnew)
+		if terminal {
+			tnew, stop = tStop, true
+			r.res.Status = TerminalEvent
+			if tnew != in.t0+in.h { // at the step's end y₁ is exact
+				in.interpolate(in.ynew, tnew)
 			}
-			in.atol[i] = v
-		}
-	} else {
-		if !(atol >= 0) || !finite(atol) {
-			return c, fmt.Errorf("ode: Settings.ATol = %g, want a finite value ≥ 0", s.ATol)
-		}
-		for i := range in.atol {
-			in.atol[i] = atol
 		}
 	}
-	span := math.Abs(p.T1 - p.T0)
-	c.hmax = s.MaxStep
-	if c.hmax == 0 {
-		c.hmax = span
-	}
-	if !(c.hmax > 0) && span > 0 {
-		return c, fmt.Errorf("ode: Settings.MaxStep = %g, want > 0", s.MaxStep)
-	}
-	if s.InitialStep < 0 || !finite(s.InitialStep) {
-		return c, fmt.Errorf("ode: Settings.InitialStep = %g, want a finite value ≥ 0", s.InitialStep)
-	}
-	if s.FixedStep < 0 || !finite(s.FixedStep) {
-		return c, fmt.Errorf("ode: Settings.FixedStep = %g, want a finite value ≥ 0", s.FixedStep)
-	}
-	if s.FixedStep > 0 {
-		c.nFixed = int(math.Ceil(span/s.FixedStep - 1e-9))
-		if c.nFixed < 1 {
-			c.nFixed = 1
+	r.emitEval(tnew, in.ynew, true)
+	if sol := r.res.Solution; sol != nil {
+		sol.add(in.t0, in.h, tnew, in.y, in.st.dense(in.t0, in.h))
+		if lim := r.s.DenseLimit; lim > 0 && len(sol.y)+len(sol.f) > lim {
+			r.res.Solution = nil
 		}
 	}
-	c.maxSteps = s.MaxSteps
-	if c.maxSteps == 0 {
-		c.maxSteps = DefaultMaxSteps
-	}
-	if c.maxSteps < 0 {
-		return c, fmt.Errorf("ode: Settings.MaxSteps = %d, want ≥ 0", s.MaxSteps)
-	}
-	c.samples = s.EventSamples
-	if c.samples == 0 {
-		c.samples = defaultSamples
-	}
-	if c.samples < 1 {
-		return c, fmt.Errorf("ode: Settings.EventSamples = %d, want ≥ 0", s.EventSamples)
-	}
-	for i, ev := range s.Events {
-		if ev.Func == nil {
-			return c, fmt.Errorf("ode: Settings.Events[%d].Func is nil", i)
-		}
-		if ev.Direction < -1 || ev.Direction > 1 {
-			return c, fmt.Errorf("ode: Settings.Events[%d].Direction = %d, want -1, 0 or 1", i, ev.Direction)
+	r.attribute(active)
+	if r.s.Observer != nil {
+		in.step.T0, in.step.T1, in.step.Y0, in.step.Y1 = r.t, tnew, in.y, in.ynew
+		if oerr := r.s.Observer(&in.step); oerr != nil {
+			in.y, in.ynew = in.ynew, in.y
+			r.t = tnew
+			_, err = r.fail(h, Stopped, "stopped by the observer", oerr)
+			return true, err
 		}
 	}
-	for i, te := range s.TEval {
-		if !finite(te) || c.dir*(te-p.T0) < 0 || c.dir*(te-p.T1) > 0 {
-			return c, fmt.Errorf("ode: Settings.TEval[%d] = %g is outside [%g, %g]", i, te, p.T0, p.T1)
+	// First same as last: f(t+h, y₁) is f at the start of the next step.
+	in.y, in.ynew = in.ynew, in.y
+	in.f0, in.f1 = in.f1, in.f0
+	r.t = tnew
+	if len(r.s.Events) > 0 {
+		in.gPrev, in.gNew = in.gNew, in.gPrev
+	}
+	if stop {
+		_, err = r.finish()
+	}
+	return stop, err
+}
+
+// emitEval appends the requested output times up to t: y is the state at t
+// and, within the current step, the dense output gives the others.
+func (r *run) emitEval(t float64, y []float64, inStep bool) {
+	te := r.s.TEval
+	for r.iEval < len(te) && r.cfg.dir*(te[r.iEval]-t) <= 0 {
+		ti := te[r.iEval]
+		r.res.TEval = append(r.res.TEval, ti)
+		if ti == t || !inStep {
+			r.res.YEval = append(r.res.YEval, y...)
+		} else {
+			off := len(r.res.YEval)
+			r.res.YEval = append(r.res.YEval, r.in.y...)
+			r.in.interpolate(r.res.YEval[off:], ti)
 		}
-		if i > 0 && c.dir*(te-s.TEval[i-1]) < 0 {
-			return c, fmt.Errorf("ode: Settings.TEval is not monotone in the direction of integration at index %d", i)
-		}
+		r.iEval++
 	}
-	ctl := s.Controller
-	c.safety = pick(ctl.Safety, defaultSafety)
-	c.minScale = pick(ctl.MinScale, m.MinScale)
-	c.maxScale = pick(ctl.MaxScale, m.MaxScale)
-	c.beta1 = pick(ctl.Beta1, m.Beta1)
-	c.beta2 = pick(ctl.Beta2, m.Beta2)
-	if ctl.Integral {
-		c.beta1 = 1 / float64(m.ErrorOrder+1)
-		c.beta2 = 0
+}
+
+func (r *run) startEvents() {
+	in, nev := r.in, len(r.s.Events)
+	if nev == 0 {
+		return
 	}
-	if !(c.safety > 0 && c.safety <= 1) {
-		return c, fmt.Errorf("ode: Controller.Safety = %g, want a value in (0, 1]", ctl.Safety)
+	in.gPrev = grow(in.gPrev, nev)
+	in.gNew = grow(in.gNew, nev)
+	in.gSample = grow(in.gSample, nev*(r.cfg.samples+1))
+	for e, ev := range r.s.Events {
+		in.gPrev[e] = ev.Func(r.t, in.y)
 	}
-	if !(c.minScale > 0 && c.minScale < 1 && c.maxScale > 1) || !finite(c.maxScale) {
-		return c, fmt.Errorf("ode: Controller.MinScale = %g and MaxScale = %g, want 0 < MinScale < 1 < MaxScale < ∞", c.minScale, c.maxScale)
-	}
-	if !(c.beta1 > 0) || !(c.beta2 >= 0) || !finite(c.beta1) || !finite(c.beta2) {
-		return c, fmt.Errorf("ode: Controller.Beta1 = %g, Beta2 = %g, want Beta1 > 0 and Beta2 ≥ 0", c.beta1, c.beta2)
-	}
-	return c, nil
+}
+
+func (r *run) finish() (*Result, error) {
+	copy(r.res.Y, r.in.y)
+	r.res.T = r.t
+	r.res.Stats = r.in.stats.clone()
+	return r.res, nil
+}
+
+// fail ends a solve at the last accepted point (r.t, in.y).
+func (r *run) fail(h float64, st Status, cause string, err error) (*Result, error) {
+	r.finish()
+	r.res.Status = st
+	return r.res, &Error{Status: st, T: r.t, H: h, Cause: cause, Err: err}
 }
 
 func pick(v, def float64) float64 {
@@ -453,65 +411,6 @@ func allFinite(v []float64) bool {
 	return true
 }
 
-// attempt computes stages 1..s-1, y₁ = in.ynew and the FSAL stage k_s.
-func (in *Integrator) attempt(f Func, t, h float64) {
-	m := in.m
-	s := m.Stages()
-	for i := 1; i < s; i++ {
-		in.combine(in.ytmp, in.y, h, m.rows[i])
-		f(t+m.cAll[i]*h, in.ytmp, in.k[i])
-	}
-	in.combine(in.ynew, in.y, h, m.bSp)
-	f(t+h, in.ynew, in.k[s])
-	in.stats.FuncEvals += s
-}
-
-// combine sets dst = y + h Σ a_j k_j over the sparse weights w.
-func (in *Integrator) combine(dst, y []float64, h float64, w []coef) {
-	copy(dst, y)
-	for _, c := range w {
-		a := h * c.a
-		kj := in.k[c.j][:len(dst)]
-		for i, v := range kj {
-			dst[i] += a * v
-		}
-	}
-}
-
-// errorNorm returns the scaled RMS norm of the local error estimate.
-func (in *Integrator) errorNorm(h float64) float64 {
-	m := in.m
-	n := in.n
-	rtol := in.rtol
-	var e5, e3 float64
-	for i := 0; i < n; i++ {
-		sc := in.atol[i] + rtol*math.Max(math.Abs(in.y[i]), math.Abs(in.ynew[i]))
-		var d float64
-		for _, c := range m.eSp {
-			d += c.a * in.k[c.j][i]
-		}
-		d /= sc
-		e5 += d * d
-		if m.e3Sp != nil {
-			var d3 float64
-			for _, c := range m.e3Sp {
-				d3 += c.a * in.k[c.j][i]
-			}
-			d3 /= sc
-			e3 += d3 * d3
-		}
-	}
-	if m.e3Sp == nil {
-		return math.Abs(h) * math.Sqrt(e5/float64(n))
-	}
-	// dop853.f: ERR = |h|·ERR5² / sqrt(n·(ERR5² + 0.01·ERR3²)).
-	den := e5 + 0.01*e3
-	if den == 0 {
-		return 0
-	}
-	return math.Abs(h) * e5 / math.Sqrt(float64(n)*den)
-}
-
 // initialStep is Hairer's starting step size (HNW I, II.4, p. 169;
 // HINIT in dopri5.f), with RMS norms. It costs one evaluation.
 func (in *Integrator) initialStep(f Func, t float64, c config) float64 {
@@ -520,7 +419,7 @@ func (in *Integrator) initialStep(f Func, t float64, c config) float64 {
 	for i := 0; i < n; i++ {
 		sc := in.atol[i] + in.rtol*math.Abs(in.y[i])
 		d0 += (in.y[i] / sc) * (in.y[i] / sc)
-		d1 += (in.k[0][i] / sc) * (in.k[0][i] / sc)
+		d1 += (in.f0[i] / sc) * (in.f0[i] / sc)
 	}
 	d0 = math.Sqrt(d0 / float64(n))
 	d1 = math.Sqrt(d1 / float64(n))
@@ -530,15 +429,15 @@ func (in *Integrator) initialStep(f Func, t float64, c config) float64 {
 	}
 	h0 = math.Min(h0, c.hmax)
 	for i := 0; i < n; i++ {
-		in.ytmp[i] = in.y[i] + c.dir*h0*in.k[0][i]
+		in.ynew[i] = in.y[i] + c.dir*h0*in.f0[i]
 	}
-	k1 := in.k[1]
-	f(t+c.dir*h0, in.ytmp, k1)
+	k1 := in.f1
+	f(t+c.dir*h0, in.ynew, k1)
 	in.stats.FuncEvals++
 	var d2 float64
 	for i := 0; i < n; i++ {
 		sc := in.atol[i] + in.rtol*math.Abs(in.y[i])
-		d := (k1[i] - in.k[0][i]) / sc
+		d := (k1[i] - in.f0[i]) / sc
 		d2 += d * d
 	}
 	d2 = math.Sqrt(d2/float64(n)) / h0
@@ -546,7 +445,7 @@ func (in *Integrator) initialStep(f Func, t float64, c config) float64 {
 	if dm := math.Max(d1, d2); !(dm > 1e-15) {
 		h1 = math.Max(1e-6, h0*1e-3)
 	} else {
-		h1 = math.Pow(0.01/dm, 1/float64(in.m.Order))
+		h1 = math.Pow(0.01/dm, 1/float64(in.st.order()))
 	}
 	return c.dir * math.Min(math.Min(100*h0, h1), c.hmax)
 }

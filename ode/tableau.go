@@ -1,9 +1,8 @@
 package ode
 
-import "fmt"
-
-// Method is an explicit embedded Runge–Kutta pair with a continuous
-// extension, described by its Butcher tableau.
+// Tableau describes an explicit embedded Runge–Kutta pair with a continuous
+// extension by its Butcher tableau. It is plain data: NewRK validates it and
+// builds the method the solver uses.
 //
 // Stages are numbered from 0. Stages 0..s-1 (s = len(C)) form the step
 //
@@ -20,7 +19,7 @@ import "fmt"
 //	y(t + θh) = y + θ(F₁ + (1−θ)(F₂ + θ(F₃ + (1−θ)(F₄ + …)))),  F_j = h Σ_i Dense[j][i] k_i,
 //
 // that is y + Σ_j φ_j(θ) F_j with φ_j = θ^⌈j/2⌉ (1−θ)^⌊j/2⌋.
-type Method struct {
+type Tableau struct {
 	Name       string
 	Order      int // order of the propagated solution y₁
 	ErrorOrder int // order of the embedded solution b̂; sets the step-control exponents
@@ -43,13 +42,20 @@ type Method struct {
 	// Default step-size control (Hairer's choices for each code).
 	Beta1, Beta2       float64 // PI exponents: h_new = h·safety·err^−Beta1·errPrev^Beta2
 	MinScale, MaxScale float64 // clamps on h_new/h
+}
 
-	rows [][]coef // sparse A rows over all stages (method, FSAL and extra)
-	cAll []float64
-	bSp  []coef
-	eSp  []coef
-	e3Sp []coef
-	dSp  [][]coef
+// RK is an explicit embedded Runge–Kutta method, built from a Tableau by
+// NewRK. It is immutable: the solver and every caller see the same
+// coefficients, which Tableau returns a copy of.
+type RK struct {
+	tab            Tableau
+	stabilityBound float64  // β of the real stability interval [−β, 0]
+	rows           [][]coef // sparse A rows over all stages (method, FSAL and extra)
+	cAll           []float64
+	bSp            []coef
+	eSp            []coef
+	e3Sp           []coef
+	dSp            [][]coef
 }
 
 type coef struct {
@@ -57,61 +63,20 @@ type coef struct {
 	a float64
 }
 
+// Name returns the method's name.
+func (m *RK) Name() string { return m.tab.Name }
+
+// Order returns the order of the propagated solution.
+func (m *RK) Order() int { return m.tab.Order }
+
 // Stages returns s, the number of stages of a step before the FSAL stage.
-func (m *Method) Stages() int { return len(m.C) }
+func (m *RK) Stages() int { return len(m.tab.C) }
+
+// Tableau returns a copy of the method's coefficients.
+func (m *RK) Tableau() Tableau { return m.tab.clone() }
 
 // totalStages is s + 1 + number of extra stages.
-func (m *Method) totalStages() int { return len(m.C) + 1 + len(m.ExtraC) }
-
-func sparse(w []float64) []coef {
-	var out []coef
-	for j, a := range w {
-		if a != 0 {
-			out = append(out, coef{j, a})
-		}
-	}
-	return out
-}
-
-// build checks the shapes of the tableau and prepares its sparse form.
-func build(m *Method) *Method {
-	s := len(m.C)
-	if len(m.A) != s || len(m.B) != s || len(m.E) != s+1 || (m.E3 != nil && len(m.E3) != s+1) {
-		panic(fmt.Sprintf("ode: malformed tableau %s", m.Name))
-	}
-	total := m.totalStages()
-	m.cAll = make([]float64, total)
-	m.rows = make([][]coef, total)
-	copy(m.cAll, m.C)
-	for i := 0; i < s; i++ {
-		if len(m.A[i]) != i {
-			panic(fmt.Sprintf("ode: %s: row %d of A has length %d", m.Name, i, len(m.A[i])))
-		}
-		m.rows[i] = sparse(m.A[i])
-	}
-	m.cAll[s] = 1
-	m.rows[s] = sparse(m.B)
-	for k, c := range m.ExtraC {
-		if len(m.ExtraA[k]) != s+1+k {
-			panic(fmt.Sprintf("ode: %s: extra row %d has length %d", m.Name, k, len(m.ExtraA[k])))
-		}
-		m.cAll[s+1+k] = c
-		m.rows[s+1+k] = sparse(m.ExtraA[k])
-	}
-	m.bSp = sparse(m.B)
-	m.eSp = sparse(m.E)
-	if m.E3 != nil {
-		m.e3Sp = sparse(m.E3)
-	}
-	m.dSp = make([][]coef, len(m.Dense))
-	for j, row := range m.Dense {
-		if len(row) > total {
-			panic(fmt.Sprintf("ode: %s: dense row %d too long", m.Name, j))
-		}
-		m.dSp[j] = sparse(row)
-	}
-	return m
-}
+func (m *RK) totalStages() int { return len(m.tab.C) + 1 + len(m.tab.ExtraC) }
 
 // hermiteRows returns the first three Hairer-form dense rows, which every
 // method here shares: F₁ = y₁ − y, F₂ = h k₀ − F₁, F₃ = F₁ − h k_s − F₂
@@ -137,9 +102,9 @@ func hermiteRows(b []float64, n int) [][]float64 {
 // Coefficients: Dormand & Prince (1980), Table 2; HNW I, Table II.5.2 and
 // II.6 (dense output). Note E[6] = −1/40: b̂₇ = 1/40 enters b − b̂ with a minus
 // sign, which some printed tables get wrong.
-var DP5 = build(dp5())
+var DP5 = mustRK(dp5())
 
-func dp5() *Method {
+func dp5() Tableau {
 	b := []float64{35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}
 	dense := hermiteRows(b, 7)
 	dense = append(dense, []float64{
@@ -147,7 +112,7 @@ func dp5() *Method {
 		-10690763975.0 / 1880347072, 701980252875.0 / 199316789632,
 		-1453857185.0 / 822651844, 69997945.0 / 29380423,
 	})
-	return &Method{
+	return Tableau{
 		Name: "DP5", Order: 5, ErrorOrder: 4, DenseOrder: 4,
 		C: []float64{0, 1.0 / 5, 3.0 / 10, 4.0 / 5, 8.0 / 9, 1},
 		A: [][]float64{
@@ -172,9 +137,9 @@ func dp5() *Method {
 // as c_i − Σ_{j≥1} A[i][j] as the paper prescribes. The published b̂ table has
 // a sign error in its last entry: E[6] = b₇ − b̂₇ = −1/66, which the
 // order-condition tests confirm.
-var Tsit5 = build(tsit5())
+var Tsit5 = mustRK(tsit5())
 
-func tsit5() *Method {
+func tsit5() Tableau {
 	c := []float64{0, 0.161, 0.327, 0.9, 0.9800255409045097, 1}
 	a := [][]float64{
 		{},
@@ -208,7 +173,7 @@ func tsit5() *Method {
 		pmul([]float64{0, 0, -34.87065786149660974}, []float64{-1.2, 1}, []float64{-2.0 / 3, 1}),
 		pmul([]float64{0, 0, 2.5}, []float64{-1, 1}, []float64{-0.6, 1}),
 	}
-	return &Method{
+	return Tableau{
 		Name: "Tsit5", Order: 5, ErrorOrder: 4, DenseOrder: 4,
 		C: c, A: a, B: b, E: e,
 		Dense: hairerForm(poly, 4),
@@ -273,9 +238,9 @@ func hairerForm(poly [][]float64, deg int) [][]float64 {
 // section II.10 and the DATA statements of dop853.f (as reprinted in
 // Numerical Recipes, 3rd ed., StepperDopr853). The error estimate combines a
 // 5th- and a 3rd-order formula (E, E3).
-var DOP853 = build(dop853())
+var DOP853 = mustRK(dop853())
 
-func dop853() *Method {
+func dop853() Tableau {
 	const (
 		a21   = 5.26001519587677318785587544488e-2
 		a31   = 1.97250569845378994544595329183e-2
@@ -436,7 +401,7 @@ func dop853() *Method {
 			0.96324553959188282948394950600e+02, -0.39177261675615439165231486172e+02,
 			-0.14972683625798562581422125276e+03},
 	)
-	return &Method{
+	return Tableau{
 		Name: "DOP853", Order: 8, ErrorOrder: 7, DenseOrder: 7,
 		C: c, A: a, B: b, E: e, E3: e3,
 		ExtraC: []float64{0.1, 0.2, 0.777777777777777777777777777778e+00},

@@ -58,17 +58,17 @@ func TestTreeCounts(t *testing.T) {
 
 // fullTableau returns the stage matrix over all stages (method, FSAL and
 // extra) as dense rows.
-func fullTableau(m *Method) [][]float64 {
+func fullTableau(m *RK) [][]float64 {
 	total := m.totalStages()
 	a := make([][]float64, total)
 	for i := range a {
 		a[i] = make([]float64, total)
 	}
-	for i, row := range m.A {
+	for i, row := range m.tab.A {
 		copy(a[i], row)
 	}
-	copy(a[m.Stages()], m.B)
-	for k, row := range m.ExtraA {
+	copy(a[m.Stages()], m.tab.B)
+	for k, row := range m.tab.ExtraA {
 		copy(a[m.Stages()+1+k], row)
 	}
 	return a
@@ -114,12 +114,6 @@ func orderResiduals(b []float64, phi [][]float64, trees []rootedTree, theta floa
 	return res
 }
 
-func pad(w []float64, n int) []float64 {
-	out := make([]float64, n)
-	copy(out, w)
-	return out
-}
-
 func sub(a, b []float64) []float64 {
 	out := make([]float64, len(a))
 	for i := range a {
@@ -136,7 +130,7 @@ func sub(a, b []float64) []float64 {
 func TestOrderConditions(t *testing.T) {
 	const tol = 5e-14
 	cases := []struct {
-		m        *Method
+		m        *RK
 		embedded map[string]int // name → order of b − E
 	}{
 		{DP5, map[string]int{"E": 4}},
@@ -145,7 +139,7 @@ func TestOrderConditions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		m := tc.m
-		t.Run(m.Name, func(t *testing.T) {
+		t.Run(m.Name(), func(t *testing.T) {
 			a := fullTableau(m)
 			total := len(a)
 			for i := range a {
@@ -157,7 +151,7 @@ func TestOrderConditions(t *testing.T) {
 					t.Errorf("row sum of stage %d = %.17g, c = %.17g", i, sum, m.cAll[i])
 				}
 			}
-			trees := treesUpTo(m.Order + 1)
+			trees := treesUpTo(m.tab.Order + 1)
 			phi := elementaryWeights(a, trees)
 			check := func(name string, b []float64, order int, theta float64) {
 				res := orderResiduals(b, phi, trees, theta)
@@ -170,29 +164,29 @@ func TestOrderConditions(t *testing.T) {
 					t.Errorf("%s: order-%d conditions hold (residual %.3g); the order is higher than claimed", name, order+1, res[order+1])
 				}
 			}
-			check("b", pad(m.B, total), m.Order, 1)
-			ws := map[string][]float64{"E": m.E, "E3": m.E3}
+			check("b", pad(m.tab.B, total), m.tab.Order, 1)
+			ws := map[string][]float64{"E": m.tab.E, "E3": m.tab.E3}
 			for name, order := range tc.embedded {
-				check("b−"+name, sub(pad(m.B, total), pad(ws[name], total)), order, 1)
+				check("b−"+name, sub(pad(m.tab.B, total), pad(ws[name], total)), order, 1)
 			}
 			for _, theta := range []float64{0.25, 0.5, 0.8, 1} {
 				b := make([]float64, total)
-				for j, row := range m.Dense {
+				for j, row := range m.tab.Dense {
 					ph := phi1(j+1, theta)
 					for i, v := range row {
 						b[i] += ph * v
 					}
 				}
 				res := orderResiduals(b, phi, trees, theta)
-				for p := 1; p <= m.DenseOrder; p++ {
+				for p := 1; p <= m.tab.DenseOrder; p++ {
 					if res[p] > tol {
 						t.Errorf("dense θ=%g: order-%d conditions violated by %.3g", theta, p, res[p])
 					}
 				}
 				if theta == 1 {
 					for i := range b {
-						if math.Abs(b[i]-pad(m.B, total)[i]) > tol {
-							t.Errorf("dense θ=1: weight %d = %.17g, want b = %.17g", i, b[i], pad(m.B, total)[i])
+						if math.Abs(b[i]-pad(m.tab.B, total)[i]) > tol {
+							t.Errorf("dense θ=1: weight %d = %.17g, want b = %.17g", i, b[i], pad(m.tab.B, total)[i])
 						}
 					}
 				}
@@ -232,8 +226,8 @@ func TestHairerFormRoundTrip(t *testing.T) {
 }
 
 func ExampleMethod() {
-	for _, m := range []*Method{DP5, Tsit5, DOP853} {
-		fmt.Printf("%s: order %d, %d evaluations per step, dense order %d\n", m.Name, m.Order, m.Stages(), m.DenseOrder)
+	for _, m := range []*RK{DP5, Tsit5, DOP853} {
+		fmt.Printf("%s: order %d, %d evaluations per step, dense order %d\n", m.Name(), m.tab.Order, m.Stages(), m.tab.DenseOrder)
 	}
 	// Output:
 	// DP5: order 5, 6 evaluations per step, dense order 4

@@ -11,17 +11,33 @@ type Func func(t float64, y, dydt []float64)
 
 // Problem is the initial-value problem y' = Func(t, y), y(T0) = Y0, to be
 // solved up to T1. T1 < T0 integrates backwards in time.
+//
+// The optional fields help the stiff methods: Jac for Rodas5P (else the
+// Jacobian is approximated by finite differences), SpectralRadius for ROCK4
+// (else it is estimated by nonlinear power iteration), Autonomous for both.
 type Problem struct {
 	Func   Func
 	T0, T1 float64
 	Y0     []float64
+
+	// Jac, if not nil, writes the Jacobian ∂f/∂y at (t, y) into jac,
+	// row-major: jac[i*n+j] = ∂f_i/∂y_j. It must not keep y or jac.
+	Jac func(t float64, y, jac []float64)
+
+	// SpectralRadius, if not nil, returns an upper bound of the spectral
+	// radius of ∂f/∂y at (t, y); ROCK4 takes its number of stages from it.
+	SpectralRadius func(t float64, y []float64) float64
+
+	// Autonomous declares that Func does not depend on t, so that Rodas5P
+	// need not approximate ∂f/∂t (one evaluation per step).
+	Autonomous bool
 }
 
 // Settings controls a solve. The zero value is usable: DP5, RTol 1e-6,
 // ATol 1e-9, automatic initial step, no output besides the final state.
 type Settings struct {
-	// Method is the Runge–Kutta pair; nil means DP5.
-	Method *Method
+	// Method is the integration method; nil means DP5.
+	Method Method
 
 	// RTol and ATol set the error tolerance: the RMS norm of
 	// err_i / (atol_i + RTol·max(|y_n,i|, |y_n+1,i|)) must be ≤ 1 (HNW I,
@@ -61,16 +77,24 @@ type Settings struct {
 	// Result.Solution. It costs memory (and allocations) per step.
 	Dense bool
 
+	// DenseLimit > 0 bounds the memory of the dense output, in float64
+	// values: a solution that outgrows it is dropped (Result.Solution is
+	// nil) and the solve goes on without it.
+	DenseLimit int
+
 	// Observer, if not nil, is called after every accepted step. A non-nil
 	// error ends the solve with StatusStopped, returning that error wrapped.
 	Observer func(*Step) error
 }
 
-// Controller is the step-size controller. A step with error norm err ≤ 1 is
-// accepted and the next step is h·clamp(Safety·err^−Beta1·errPrev^Beta2,
-// MinScale, MaxScale), never larger than h right after a rejection; a step
-// with err > 1 is retried with h·max(MinScale, Safety·err^−Beta1). With
-// Beta2 > 0 this is the PI controller of Gustafsson (HNW II, IV.2; dopri5.f).
+// Controller is the step-size controller. For the explicit Runge–Kutta
+// methods a step with error norm err ≤ 1 is accepted and the next step is
+// h·clamp(Safety·err^−Beta1·errPrev^Beta2, MinScale, MaxScale), never larger
+// than h right after a rejection; a step with err > 1 is retried with
+// h·max(MinScale, Safety·err^−Beta1). With Beta2 > 0 this is the PI
+// controller of Gustafsson (HNW II, IV.2; dopri5.f). ROCK4 and Rodas5P use
+// Gustafsson's predictive controller (HNW II, IV.8, eq. 8.21), as rock4.f
+// and rodas.f do; for them Beta1, Beta2 and Integral are ignored.
 type Controller struct {
 	Safety   float64 // default 0.9
 	MinScale float64 // default: the method's (0.2 for DP5)
@@ -143,9 +167,28 @@ func (s Status) String() string {
 
 // Stats counts the work of a solve.
 type Stats struct {
-	FuncEvals int // evaluations of the right-hand side
-	Steps     int // accepted steps
-	Rejected  int // rejected steps
+	FuncEvals      int // evaluations of the right-hand side
+	Steps          int // accepted steps
+	Rejected       int // rejected steps
+	JacEvals       int // Jacobians (analytic or by finite differences)
+	Decompositions int // LU factorizations
+	LinearSolves   int // solves with an LU factorization
+	Switches       int // changes of method (Auto)
+
+	// PerMethod splits steps, rejections and evaluations by method: one
+	// entry for a single method, one per method for Auto.
+	PerMethod []MethodStats
+}
+
+// MethodStats is the work done by one method of a solve.
+type MethodStats struct {
+	Name                       string
+	Steps, Rejected, FuncEvals int
+}
+
+func (s Stats) clone() Stats {
+	s.PerMethod = append([]MethodStats(nil), s.PerMethod...)
+	return s
 }
 
 // Result is the outcome of a solve. On failure it holds the solution up to

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -327,7 +328,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-N", "3", "-nu", "0.5"}, "-N and -nu exclude each other"},
 		{[]string{"-H", "2", "-init", badInit}, `array "K" has shape [2 1 3], want [2 1 4]`},
 		{[]string{"-init", filepath.Join(dir, "missing.npz")}, "-init: open"},
-		{[]string{"-method", "rk4"}, `-method = "rk4", want dop853, dp5 or tsit5`},
+		{[]string{"-method", "rk4"}, `-method = "rk4", want auto, rock4, rodas5p, dop853, dp5 or tsit5`},
 		{[]string{"-grid", "cubic"}, "-grid"},
 		{[]string{"-model", "softmax"}, "-model"},
 		{[]string{"-winit", "0"}, "-winit = 0, want a finite scale > 0"},
@@ -579,7 +580,7 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 	writeNPZ(t, init, map[string][]float64{"v": y0[:h], "U": y0[h:]}, map[string][]int{"v": {h}, "U": {h, d, d}})
 	out := filepath.Join(dir, "w.npz")
 	code, stdout, stderr := runCLI(t, "reduced", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10",
-		"-eigvecs", "identity", "-init", init, "-grid", "lin", "-samples", "200", "-o", out)
+		"-eigvecs", "identity", "-init", init, "-grid", "lin", "-samples", "200", "-rtol", "1e-11", "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -589,7 +590,7 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 	}
 	defer r.Close()
 	loss, cf := readFloats(t, r, "loss"), readFloats(t, r, "loss_closed_form")
-	for i := range loss {
+	for i := range loss { // the flow is integrated to rtol 1e-11
 		if math.Abs(loss[i]-cf[i]) > 1e-8 {
 			t.Fatalf("sample %d: flow %v, closed form %v\n%s", i, loss[i], cf[i], stdout)
 		}
@@ -700,5 +701,59 @@ func TestRecorder(t *testing.T) {
 	}
 	if len(rec.states) != n*s.Len() || rec.states[3*(n-1)+2] != 3 {
 		t.Errorf("states %v", rec.states)
+	}
+}
+
+// TestOnePassEqualsTwoPasses: a run until converged samples its output from
+// the first pass's continuous extension; when that does not fit in the
+// memory bound it integrates a second time with the output times. Both give
+// the same arrays: the integrator takes the same steps and evaluates the
+// same continuous extension, except in the final step, which the second
+// pass ends at T instead of at the terminal event.
+func TestOnePassEqualsTwoPasses(t *testing.T) {
+	dir := t.TempDir()
+	one, two := filepath.Join(dir, "one.npz"), filepath.Join(dir, "two.npz")
+	args := []string{"-D", "6", "-H", "6", "-spectrum", "power:1", "-samples", "301"}
+	if code, _, stderr := runCLI(t, append([]string{"run", "-o", one}, args...)...); code != 0 {
+		t.Fatalf("one pass: exit %d: %s", code, stderr)
+	}
+	saved := denseBytes
+	denseBytes = 1
+	defer func() { denseBytes = saved }()
+	code, stdout, stderr := runCLI(t, append([]string{"run", "-o", two}, args...)...)
+	if code != 0 {
+		t.Fatalf("two passes: exit %d: %s", code, stderr)
+	}
+	r1, err := npz.Open(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	r2, err := npz.Open(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	tt := readFloats(t, r1, "t")
+	if t2 := readFloats(t, r2, "t"); !slices.Equal(tt, t2) {
+		t.Fatalf("output times differ:\n%v\n%v\n%s", tt, t2, stdout)
+	}
+	for _, name := range []string{"loss", "v", "K", "Q", "M", "transitions"} {
+		a, b := readFloats(t, r1, name), readFloats(t, r2, name)
+		per := len(a) / len(tt)
+		if name == "transitions" {
+			per = 0
+		}
+		for i := range a {
+			if i >= len(a)-per { // the final sample: last steps differ
+				if math.Abs(a[i]-b[i]) > 1e-9*math.Max(1, math.Abs(b[i])) {
+					t.Errorf("%s[%d] (final sample) = %v, second pass %v", name, i, a[i], b[i])
+				}
+				continue
+			}
+			if a[i] != b[i] {
+				t.Fatalf("%s[%d] = %v, second pass %v", name, i, a[i], b[i])
+			}
+		}
 	}
 }

@@ -32,10 +32,16 @@ var testHookStep func(t float64)
 // not converged by then sits at a fixed point. maxSteps bounds the steps of
 // one pass: long plateaus take up to h ≈ 10τ per explicit step (the step is
 // limited by stability there), so 10⁸ steps cover plateaus of 10⁹τ.
+//
+// denseBytes bounds the continuous extension a first pass keeps so that the
+// output is sampled from it rather than from a second pass (1 GiB: a D = 16
+// power-law run keeps about 0.3 GiB).
 const (
 	horizon  = 1e12
 	maxSteps = 100_000_000
 )
+
+var denseBytes = 1 << 30 // a variable for the test of the two-pass fallback
 
 // samples are states of a run in the original basis, row-major.
 type samples struct {
@@ -210,7 +216,7 @@ func runFlow(e *env, job *spec.Job) error {
 		// output only if it does not finish.
 		rec = newRecorder(s, sp.Samples, job.Y0, l0)
 		path = &lossPath{t: []float64{0}, loss: []float64{l0}}
-		rs.T, rs.Times = T, []float64{0}
+		rs.T, rs.Times, rs.DenseBytes = T, []float64{0}, denseBytes
 		if T == 0 {
 			if err := untilConverged(&rs, job, l0); err != nil {
 				return err
@@ -238,9 +244,21 @@ func runFlow(e *env, job *spec.Job) error {
 			T = tr.FinalT
 			out.status = "converged"
 		}
+		if tr.Dense() {
+			// One pass: the output times are sampled from the kept
+			// continuous extension.
+			times := outputTimes(sp, T, path)
+			states, loss, err := tr.Sample(times)
+			if err != nil {
+				return err
+			}
+			out.samples = samples{t: times, loss: loss, states: states}
+			out.transitions, out.tEnd = tr.Transitions, tr.FinalT
+			return e.finish(out, stats, start)
+		}
 		rec = nil
 	}
-	rs.T, rs.StopTol, rs.Times = T, 0, outputTimes(sp, T, path)
+	rs.T, rs.StopTol, rs.Times, rs.DenseBytes = T, 0, outputTimes(sp, T, path), 0
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
 		return err
@@ -287,7 +305,7 @@ func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
 	if o.err != nil {
 		m.Error = o.err.Error()
 	}
-	m.Solver = &solverMeta{Method: job.Method.Name, RTol: sp.RTol, ATol: sp.ATol,
+	m.Solver = &solverMeta{Method: job.Method.Name(), RTol: sp.RTol, ATol: sp.ATol,
 		Steps: stats.Steps, FuncEvals: stats.FuncEvals, Rejected: stats.Rejected, TEnd: o.tEnd}
 	pred := predictions(job, o.transitions)
 	tr := make([]map[string]any, len(o.transitions))
@@ -456,7 +474,7 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []fl
 		how = fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", sp.Tol, o.tEnd)
 	}
 	fmt.Fprintf(w, "integrated %s with %s (rtol %g, atol %g): %d steps, %d evaluations, %d rejected\n",
-		how, job.Method.Name, sp.RTol, sp.ATol, stats.Steps, stats.FuncEvals, stats.Rejected)
+		how, job.Method.Name(), sp.RTol, sp.ATol, stats.Steps, stats.FuncEvals, stats.Rejected)
 	if !o.complete {
 		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", o.status, o.err)
 	}

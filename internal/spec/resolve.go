@@ -41,7 +41,8 @@ const (
 )
 
 // Methods are the integrators by their spec name.
-var Methods = map[string]*ode.Method{"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
+var Methods = map[string]ode.Method{"auto": ode.Auto, "rock4": ode.ROCK4, "rodas5p": ode.Rodas5P,
+	"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
 
 // Input is a file a job read, with its SHA-256, for the sidecar.
 type Input struct {
@@ -55,7 +56,7 @@ type Job struct {
 	Data   *flow.Data
 	System *flow.System
 	Y0     []float64 // initial state, original basis
-	Method *ode.Method
+	Method ode.Method
 	Inputs map[string]Input
 	// MemoryBytes is the estimated peak memory of the job.
 	MemoryBytes float64
@@ -194,15 +195,17 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 		if s.Grid != "drops" && s.Grid != "lin" && s.Grid != "log" {
 			return nil, fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
 		}
-		def("method", func() { s.Method = "dop853" })
-		if _, ok := Methods[s.Method]; !ok {
-			return nil, fmt.Errorf("-method = %q, want dop853, dp5 or tsit5", s.Method)
+		def("method", func() { s.Method = "auto" })
+		method, ok := Methods[s.Method]
+		if !ok {
+			return nil, fmt.Errorf("-method = %q, want auto, rock4, rodas5p, dop853, dp5 or tsit5", s.Method)
 		}
-		def("rtol", func() { s.RTol = flow.DefaultRTol })
+		defRTol, defATol := flow.DefaultTolerances(method)
+		def("rtol", func() { s.RTol = defRTol })
 		if !(s.RTol > 0 && s.RTol < 1) {
 			return nil, fmt.Errorf("-rtol = %g, want a relative tolerance in (0, 1)", s.RTol)
 		}
-		def("atol", func() { s.ATol = flow.DefaultATol })
+		def("atol", func() { s.ATol = defATol })
 		if !(s.ATol >= 0) || math.IsInf(s.ATol, 0) {
 			return nil, fmt.Errorf("-atol = %g, want a finite absolute tolerance ≥ 0", s.ATol)
 		}

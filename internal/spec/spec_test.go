@@ -20,7 +20,7 @@ func TestDefaults(t *testing.T) {
 	}
 	s := job.Spec
 	if s.Model != "separate" || s.D != 4 || s.H != 4 || s.R != 1 || s.N != 31 || s.WInit != 0.01 || s.Seed != 3 ||
-		s.T != 0 || s.Tol != 1e-6 || s.Samples != 2001 || s.Grid != "drops" || s.Method != "dop853" || s.Eigvecs != "random:1" {
+		s.T != 0 || s.Tol != 1e-6 || s.Samples != 2001 || s.Grid != "drops" || s.Method != "auto" || s.Eigvecs != "random:1" {
 		t.Errorf("defaults: %+v", s)
 	}
 	if got := job.Data.Lambda; len(got) != 4 || got[0] != 0.4 || got[3] != 0.1 {
@@ -31,7 +31,7 @@ func TestDefaults(t *testing.T) {
 	}
 	b, _ := json.Marshal(s)
 	want := `{"model":"separate","D":4,"eigs":[0.4,0.3,0.2,0.1],"eigvecs":"random:1","N":31,"H":4,"R":1,"winit":0.01,"seed":3,"tau":1,` +
-		`"T":0,"tol":0.000001,"samples":2001,"grid":"drops","method":"dop853","rtol":1e-10,"atol":1e-14}`
+		`"T":0,"tol":0.000001,"samples":2001,"grid":"drops","method":"auto","rtol":1e-8,"atol":1e-12}`
 	if string(b) != want {
 		t.Errorf("resolved spec\n%s\nwant\n%s", b, want)
 	}

@@ -1,0 +1,54 @@
+package ode
+
+// Method is an integration method: an explicit Runge–Kutta pair (*RK: DP5,
+// Tsit5, DOP853 or one built by NewRK), the stabilized explicit method
+// ROCK4, the Rosenbrock method Rodas5P, or an automatic switch between a
+// non-stiff and a stiff method (NewAuto). The set is closed: methods are
+// values of this package.
+type Method interface {
+	// Name returns the method's name, as reported in Stats.
+	Name() string
+	// newStepper returns the method's per-solve state, working on the
+	// integrator's buffers.
+	newStepper(in *Integrator) stepper
+}
+
+// A stepper advances a solve by one method. The Integrator owns the
+// accepted state (y, f(t, y)) in in.y, in.f0 and the candidate
+// (y₁, f(t+h, y₁)) in in.ynew, in.f1, which every method computes (first
+// same as last); the stepper owns its stages.
+type stepper interface {
+	// begin prepares a solve of p; in.y and in.f0 hold y₀ and f(t₀, y₀).
+	begin(p *Problem) error
+	// limit returns the largest step not longer than |h| (same sign) that
+	// the method can take from (t, in.y); most methods return h.
+	limit(t, h float64) float64
+	// attempt computes in.ynew and in.f1 for the step (t, h) and returns
+	// the scaled error norm; a non-finite value rejects the step.
+	attempt(t, h float64) float64
+	// accept is told that the attempt was accepted.
+	accept(t, h float64)
+	// dense returns the Hairer-form vectors F_j (see Tableau) of the
+	// accepted step, computing them on first use.
+	dense(t, h float64) [][]float64
+	// controller returns the method's default step-size controller.
+	controller() controllerDefaults
+	// order is the order of the propagated solution (for the initial step).
+	order() int
+	// active returns the index in the per-method statistics of the method
+	// that made the last attempt, and the names of all.
+	active() int
+	names() []string
+}
+
+// controllerDefaults are a method's step-size control constants: the error
+// exponent is 1/(errorOrder+1); predictive selects Gustafsson's predictive
+// controller (HNW II, IV.8, eq. 8.21; rodas.f), otherwise the PI controller
+// with exponents beta1, beta2 (HNW II, IV.2; dopri5.f).
+type controllerDefaults struct {
+	errorOrder         int
+	predictive         bool
+	safety             float64
+	beta1, beta2       float64
+	minScale, maxScale float64
+}

@@ -1,0 +1,338 @@
+package ode
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Rodas5P is Steinebach's L-stable Rosenbrock method of order 5 with an
+// embedded formula of order 4 and a stiffly accurate continuous extension of
+// order 4 (G. Steinebach, Construction of Rosenbrock–Wanner method Rodas5P
+// and numerical benchmarks within the Julia Differential Equations package,
+// BIT 63 (2023) 27; coefficients as in OrdinaryDiffEq.jl). A step solves
+// eight linear systems with the matrix I/(γh) − J, J = ∂f/∂y at the step's
+// start, factored once per step size by dense LU (gonum/mat); it takes the
+// Jacobian from Problem.Jac or by finite differences (n evaluations). Its
+// cost grows like n³, so it refuses states larger than RosenbrockMaxDim;
+// for larger problems with a real spectrum use ROCK4.
+var Rodas5P Method = &rosenbrock{tab: &rodas5P}
+
+// RosenbrockMaxDim is the largest state dimension Rodas5P accepts: one LU
+// of a dense 3000 × 3000 matrix takes seconds.
+const RosenbrockMaxDim = 3000
+
+// rosenbrockTableau is a Rosenbrock method in the transformed form of
+// HNW II, IV.7 (eq. 7.25) as OrdinaryDiffEq.jl writes it: with W = I/(γh) − J,
+//
+//	W k_i = f(t + c_i h, y + Σ_{j<i} a_ij k_j) + Σ_{j<i} (C_ij/h) k_j + h d_i ∂f/∂t,
+//
+// and y₁ = y + Σ_{j<s} a_sj k_j + k_s (stiffly accurate: the last row of a
+// gives the embedded solution ŷ = y₁ − k_s). The continuous extension is
+// y(θ) = (1−θ)y + θ(y₁ + (1−θ)(K₁ + θ(K₂ + θK₃))), K_j = Σ_i H_ji k_i.
+type rosenbrockTableau struct {
+	name              string
+	order, errorOrder int
+	gamma             float64
+	a, c              [][]float64 // strictly lower triangular, s × s
+	nodes, d          []float64
+	h                 [][]float64 // 3 × s
+}
+
+var rodas5P = rosenbrockTableau{
+	name: "Rodas5P", order: 5, errorOrder: 4,
+	gamma: 0.21193756319429014,
+	a: [][]float64{
+		{},
+		{3.0},
+		{2.849394379747939, 0.45842242204463923},
+		{-6.954028509809101, 2.489845061869568, -10.358996098473584},
+		{2.8029986275628964, 0.5072464736228206, -0.3988312541770524, -0.04721187230404641},
+		{-7.502846399306121, 2.561846144803919, -11.627539656261098, -0.18268767659942256, 0.030198172008377946},
+		{-7.502846399306121, 2.561846144803919, -11.627539656261098, -0.18268767659942256, 0.030198172008377946, 1},
+		{-7.502846399306121, 2.561846144803919, -11.627539656261098, -0.18268767659942256, 0.030198172008377946, 1, 1},
+	},
+	c: [][]float64{
+		{},
+		{-14.155112264123755},
+		{-17.97296035885952, -2.859693295451294},
+		{147.12150275711716, -1.41221402718213, 71.68940251302358},
+		{165.43517024871676, -0.4592823456491126, 42.90938336958603, -5.961986721573306},
+		{24.854864614690072, -3.0009227002832186, 47.4931110020768, 5.5814197821558125, -0.6610691825249471},
+		{30.91273214028599, -3.1208243349937974, 77.79954646070892, 34.28646028294783, -19.097331116725623, -28.087943162872662},
+		{37.80277123390563, -3.2571969029072276, 112.26918849496327, 66.9347231244047, -40.06618937091002, -54.66780262877968, -9.48861652309627},
+	},
+	nodes: []float64{0, 0.6358126895828704, 0.4095798393397535, 0.9769306725060716, 0.4288403609558664, 1, 1, 1},
+	d:     []float64{0.21193756319429014, -0.42387512638858027, -0.3384627126235924, 1.8046452872882734, 2.325825639765069, 0, 0, 0},
+	h: [][]float64{
+		{25.948786856663858, -2.5579724845846235, 10.433815404888879, -2.3679251022685204, 0.524948541321073, 1.1241088310450404, 0.4272876194431874, -0.17202221070155493},
+		{-9.91568850695171, -0.9689944594115154, 3.0438037242978453, -24.495224566215796, 20.176138334709044, 15.98066361424651, -6.789040303419874, -6.710236069923372},
+		{11.419903575922262, 2.8879645146136994, 72.92137995996029, 80.12511834622643, -52.072871366152654, -59.78993625266729, -0.15582684282751913, 4.883087185713722},
+	},
+}
+
+type rosenbrock struct{ tab *rosenbrockTableau }
+
+func (m *rosenbrock) Name() string { return m.tab.name }
+
+func (m *rosenbrock) newStepper(in *Integrator) stepper {
+	n, s := in.n, len(m.tab.nodes)
+	st := &rosenbrockStepper{tab: m.tab, in: in}
+	st.k = make([][]float64, s)
+	st.kv = make([]*mat.VecDense, s)
+	for i := range st.k {
+		st.kv[i] = mat.NewVecDense(max(n, 1), nil)
+		st.k[i] = st.kv[i].RawVector().Data[:n]
+	}
+	st.rhs = mat.NewVecDense(max(n, 1), nil)
+	st.u, st.du, st.dfdt = make([]float64, n), make([]float64, n), make([]float64, n)
+	st.vecs = [][]float64{make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)}
+	return st
+}
+
+type rosenbrockStepper struct {
+	tab *rosenbrockTableau
+	in  *Integrator
+	p   *Problem
+
+	jac      *mat.Dense // ∂f/∂y at the step's start
+	w        *mat.Dense
+	lu       mat.LU
+	jacFresh bool    // jac and dfdt belong to the current in.y
+	hLU      float64 // the h of the factored W; 0 when none
+
+	k          [][]float64
+	kv         []*mat.VecDense
+	rhs        *mat.VecDense
+	u, du      []float64
+	dfdt       []float64
+	vecs       [][]float64
+	denseReady bool
+	rho        float64 // cached radius() and calls since it was computed
+	rhoAge     int
+}
+
+func (st *rosenbrockStepper) begin(p *Problem) error {
+	n := st.in.n
+	if n > RosenbrockMaxDim {
+		return fmt.Errorf("ode: %s factors a dense n × n matrix: n = %d exceeds RosenbrockMaxDim = %d; use ROCK4 (or Auto) for large problems with a real spectrum", st.tab.name, n, RosenbrockMaxDim)
+	}
+	if st.jac == nil && n > 0 {
+		st.jac, st.w = mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+	}
+	st.p, st.jacFresh, st.hLU, st.rhoAge = p, false, 0, 0
+	return nil
+}
+
+func (st *rosenbrockStepper) limit(_, h float64) float64 { return h }
+func (st *rosenbrockStepper) order() int                 { return st.tab.order }
+func (st *rosenbrockStepper) active() int                { return 0 }
+func (st *rosenbrockStepper) names() []string            { return []string{st.tab.name} }
+
+func (st *rosenbrockStepper) controller() controllerDefaults {
+	// rodas.f: SAFE = 0.9, FAC1 = 5 (MinScale 1/5), FAC2 = 1/6 (MaxScale 6).
+	return controllerDefaults{errorOrder: st.tab.errorOrder, predictive: true, safety: 0.9, minScale: 0.2, maxScale: 6}
+}
+
+func (st *rosenbrockStepper) accept(_, _ float64) {
+	st.jacFresh, st.hLU, st.denseReady = false, 0, false
+}
+
+// attempt takes one step; the Jacobian is reused after a rejection (the
+// state is the same), W is refactored for each new h.
+func (st *rosenbrockStepper) attempt(t, h float64) float64 {
+	in, tab := st.in, st.tab
+	st.denseReady = false
+	if !st.jacFresh {
+		st.jacobian(t)
+		st.jacFresh = true
+	}
+	if h != st.hLU {
+		if !st.factor(h) {
+			return math.NaN()
+		}
+	}
+	s := len(tab.nodes)
+	for i := 0; i < s; i++ {
+		st.stageInput(i)
+		if i == 0 {
+			copy(st.du, in.f0)
+		} else {
+			in.f(t+tab.nodes[i]*h, st.u, st.du)
+			in.stats.FuncEvals++
+		}
+		if !st.solveStage(i, h) {
+			return math.NaN()
+		}
+	}
+	kLast := st.k[s-1]
+	var sum float64
+	for i := range in.ynew {
+		in.ynew[i] = st.u[i] + kLast[i]
+	}
+	for i := range in.ynew {
+		e := kLast[i] / in.scale(i)
+		sum += e * e
+	}
+	in.f(t+h, in.ynew, in.f1)
+	in.stats.FuncEvals++
+	if !allFinite(in.f1) {
+		return math.NaN()
+	}
+	return math.Sqrt(sum / float64(in.n))
+}
+
+// stageInput sets st.u = y + Σ_{j<i} a_ij k_j.
+func (st *rosenbrockStepper) stageInput(i int) {
+	copy(st.u, st.in.y)
+	for j, a := range st.tab.a[i] {
+		if a == 0 {
+			continue
+		}
+		for l, v := range st.k[j] {
+			st.u[l] += a * v
+		}
+	}
+}
+
+// solveStage solves W k_i = st.du + Σ_{j<i} (C_ij/h) k_j + h d_i ∂f/∂t.
+func (st *rosenbrockStepper) solveStage(i int, h float64) bool {
+	r := st.rhs.RawVector().Data[:st.in.n]
+	copy(r, st.du)
+	for j, c := range st.tab.c[i] {
+		c /= h
+		for l, v := range st.k[j] {
+			r[l] += c * v
+		}
+	}
+	if d := st.tab.d[i]; d != 0 && !st.p.Autonomous {
+		for l, v := range st.dfdt {
+			r[l] += h * d * v
+		}
+	}
+	st.in.stats.LinearSolves++
+	err := st.lu.SolveVecTo(st.kv[i], false, st.rhs)
+	var cond mat.Condition
+	if err != nil && !errors.As(err, &cond) {
+		return false
+	}
+	return allFinite(st.k[i])
+}
+
+// factor forms W = I/(γh) − J and factors it.
+func (st *rosenbrockStepper) factor(h float64) bool {
+	n := st.in.n
+	w := st.w.RawMatrix()
+	j := st.jac.RawMatrix()
+	g := 1 / (st.tab.gamma * h)
+	for r := 0; r < n; r++ {
+		wr, jr := w.Data[r*w.Stride:r*w.Stride+n], j.Data[r*j.Stride:r*j.Stride+n]
+		for c, v := range jr {
+			wr[c] = -v
+		}
+		wr[r] += g
+	}
+	st.lu.Factorize(st.w)
+	st.in.stats.Decompositions++
+	st.hLU = h
+	return !math.IsInf(st.lu.Det(), 0) && st.lu.Det() != 0
+}
+
+// jacobian evaluates J (and ∂f/∂t unless autonomous) at (t, in.y): Problem.Jac
+// or forward differences with the increments of radau5.f,
+// δ_j = sqrt(eps·max(1e−5, |y_j|)).
+func (st *rosenbrockStepper) jacobian(t float64) {
+	in := st.in
+	n := in.n
+	raw := st.jac.RawMatrix()
+	st.in.stats.JacEvals++
+	if st.p.Jac != nil {
+		st.p.Jac(t, in.y, raw.Data[:n*n])
+	} else {
+		y := in.y
+		for c := 0; c < n; c++ {
+			yc := y[c]
+			d := math.Sqrt(eps * math.Max(1e-5, math.Abs(yc)))
+			y[c] = yc + d
+			in.f(t, y, st.du)
+			y[c] = yc
+			for r := 0; r < n; r++ {
+				raw.Data[r*raw.Stride+c] = (st.du[r] - in.f0[r]) / d
+			}
+		}
+		in.stats.FuncEvals += n
+	}
+	if !st.p.Autonomous {
+		d := math.Sqrt(eps * math.Max(1e-5, math.Abs(t)))
+		in.f(t+d, in.y, st.du)
+		in.stats.FuncEvals++
+		for i := range st.dfdt {
+			st.dfdt[i] = (st.du[i] - in.f0[i]) / d
+		}
+	}
+}
+
+// dense returns Hairer's form of the Rosenbrock extension:
+// F₁ = y₁ − y, F₂ = K₁, F₃ = K₂ + K₃, F₄ = −K₃.
+func (st *rosenbrockStepper) dense(_, _ float64) [][]float64 {
+	if st.denseReady {
+		return st.vecs
+	}
+	in, hm := st.in, st.tab.h
+	for i := range in.y {
+		var k1, k2, k3 float64
+		for j, kj := range st.k {
+			k1 += hm[0][j] * kj[i]
+			k2 += hm[1][j] * kj[i]
+			k3 += hm[2][j] * kj[i]
+		}
+		st.vecs[0][i] = in.ynew[i] - in.y[i]
+		st.vecs[1][i] = k1
+		st.vecs[2][i] = k2 + k3
+		st.vecs[3][i] = -k3
+	}
+	st.denseReady = true
+	return st.vecs
+}
+
+// radius returns a spectral-radius estimate of the last Jacobian: twenty
+// power iterations, redone every tenth call (for Auto's switch back to the
+// explicit method).
+func (st *rosenbrockStepper) radius() float64 {
+	if st.rhoAge > 0 {
+		st.rhoAge = (st.rhoAge + 1) % 10
+		return st.rho
+	}
+	st.rhoAge = 1
+	st.rho = st.powerIteration()
+	return st.rho
+}
+
+func (st *rosenbrockStepper) powerIteration() float64 {
+	n := st.in.n
+	x := st.vecs[0]
+	for i := range x {
+		x[i] = 1 / math.Sqrt(float64(n)) * (1 + float64(i%7)/7)
+	}
+	y := st.vecs[1]
+	var rho float64
+	for it := 0; it < 20; it++ {
+		xn := norm2(x)
+		if xn == 0 {
+			return 0
+		}
+		mv := mat.NewVecDense(n, y)
+		mv.MulVec(st.jac, mat.NewVecDense(n, x))
+		rho = norm2(y) / xn
+		if rho == 0 {
+			break
+		}
+		for i := range x {
+			x[i] = y[i] / (rho * xn)
+		}
+	}
+	st.denseReady = false
+	return rock4RhoSafety * rho
+}
