@@ -241,8 +241,9 @@ func (st *rosenbrockStepper) factor(h float64) bool {
 }
 
 // jacobian evaluates J (and ∂f/∂t unless autonomous) at (t, in.y): Problem.Jac
-// or forward differences with the increments of radau5.f,
-// δ_j = sqrt(eps·max(1e−5, |y_j|)).
+// or forward differences with relative increments δ_j = √eps·max(|y_j|,
+// atol_j), so that components far below 1 (Robertson's 10⁻¹³) are
+// differentiated on their own scale; √eps·10⁻⁵ where both vanish.
 func (st *rosenbrockStepper) jacobian(t float64) {
 	in := st.in
 	n := in.n
@@ -254,7 +255,10 @@ func (st *rosenbrockStepper) jacobian(t float64) {
 		y := in.y
 		for c := 0; c < n; c++ {
 			yc := y[c]
-			d := math.Sqrt(eps * math.Max(1e-5, math.Abs(yc)))
+			d := math.Sqrt(eps) * math.Max(math.Abs(yc), in.atol[c])
+			if d == 0 {
+				d = math.Sqrt(eps) * 1e-5
+			}
 			y[c] = yc + d
 			in.f(t, y, st.du)
 			y[c] = yc

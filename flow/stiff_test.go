@@ -1,0 +1,73 @@
+package flow
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/linattn/linattn/ode"
+)
+
+// powerLawExample is `linattn run -D d -H d -spectrum power:1`: λ_k ∝ 1/k
+// with trace 1, eigenvectors random:1, N = 31, R = 1, w_init = 0.01, seed 3.
+func powerLawExample(t testing.TB, d int) (*System, []float64) {
+	t.Helper()
+	nu, _ := NuFixed(31)
+	data, err := NewData(PowerLaw(d, 1, 1), RandomRotation(d, 1), nu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSys(t, data, Model{Kind: Separate, H: d, R: 1, Tau: 1})
+	y0, err := s.Init(0.01, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, y0
+}
+
+// TestStiffMethodsMatchDOP853: on the paper's D = 4 example and the D = 8
+// power-law run, Auto, ROCK4 and Rodas5P at their default tolerances give
+// every drop time t_m to 10⁻⁶ relative and the loss at the end to 10⁻⁹
+// relative of DOP853 at rtol 10⁻¹² (computed here).
+func TestStiffMethodsMatchDOP853(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: ~5 s")
+	}
+	type example struct {
+		name string
+		s    *System
+		y0   []float64
+		T    float64 // past the last drop
+	}
+	s4, y4 := paperExample(t, Separate, 3)
+	s8, y8 := powerLawExample(t, 8)
+	for _, ex := range []example{{"paper D=4", s4, y4, 3.5e4}, {"power-law D=8", s8, y8, 8e5}} {
+		ref, err := ex.s.Run(context.Background(), ex.y0, RunSettings{T: ex.T, Times: []float64{0}, Method: ode.DOP853, RTol: 1e-12, ATol: 1e-16, MaxSteps: 1e7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ref.Transitions) != ex.s.Dim() {
+			t.Fatalf("%s: reference has %d drops, want %d", ex.name, len(ref.Transitions), ex.s.Dim())
+		}
+		for _, m := range []ode.Method{ode.Auto, ode.ROCK4, ode.Rodas5P} {
+			tr, err := ex.s.Run(context.Background(), ex.y0, RunSettings{T: ex.T, Times: []float64{0}, Method: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Transitions) != len(ref.Transitions) {
+				t.Errorf("%s, %s: %d drops, want %d", ex.name, m.Name(), len(tr.Transitions), len(ref.Transitions))
+				continue
+			}
+			var worst float64
+			for i, want := range ref.Transitions {
+				worst = math.Max(worst, math.Abs(tr.Transitions[i].T-want.T)/want.T)
+			}
+			lossErr := math.Abs(tr.FinalLoss-ref.FinalLoss) / ref.FinalLoss
+			if worst > 1e-6 || lossErr > 1e-9 {
+				t.Errorf("%s, %s: drop times to %.3g relative, final loss to %.3g; want 1e-6 and 1e-9", ex.name, m.Name(), worst, lossErr)
+			}
+			t.Logf("%s, %s: drop times to %.2g, final loss to %.2g; %d steps, %d evaluations (DOP853 at 1e-12: %d, %d)",
+				ex.name, m.Name(), worst, lossErr, tr.Stats.Steps, tr.Stats.FuncEvals, ref.Stats.Steps, ref.Stats.FuncEvals)
+		}
+	}
+}
