@@ -43,30 +43,44 @@ func evalHairer(dst, y []float64, f [][]float64, theta float64) {
 // Solution is the continuous extension of a whole solve (Settings.Dense),
 // evaluable at any t in the solved interval. At reuses scratch space, so a
 // Solution must not be read by several goroutines at once.
+//
+// Each step stores y at its start and its Hairer-form vectors (their number
+// varies with the method) contiguously, in blocks of at least
+// solutionBlock values, so that a long solve never copies what it stored.
 type Solution struct {
-	n   int
-	dir float64
-	off []int     // offset in f of each step's vectors; the last entry is len(f)
-	t0  []float64 // start of each step
-	t1  []float64 // end of each step (the last may be cut by a terminal event)
-	h   []float64 // full length of each step
-	y   []float64 // y at the start of each step, n per step
-	f   []float64 // Hairer-form vectors of each step (their number varies with the method)
-	fv  [][]float64
+	n      int
+	dir    float64
+	t0     []float64 // start of each step
+	t1     []float64 // end of each step (the last may be cut by a terminal event)
+	h      []float64 // full length of each step
+	loc    []stepLoc
+	blocks [][]float64
+	size   int // values stored
+	fv     [][]float64
 }
+
+type stepLoc struct{ block, off, vecs int32 }
+
+const solutionBlock = 1 << 17 // values (1 MiB)
 
 func (s *Solution) add(t0, h, t1 float64, y []float64, f [][]float64) {
 	s.t0 = append(s.t0, t0)
 	s.t1 = append(s.t1, t1)
 	s.h = append(s.h, h)
-	s.y = append(s.y, y...)
-	if len(s.off) == 0 {
-		s.off = append(s.off, 0)
+	need := s.n * (1 + len(f))
+	last := len(s.blocks) - 1
+	if last < 0 || cap(s.blocks[last])-len(s.blocks[last]) < need {
+		s.blocks = append(s.blocks, make([]float64, 0, max(need, solutionBlock)))
+		last++
 	}
+	b := s.blocks[last]
+	s.loc = append(s.loc, stepLoc{block: int32(last), off: int32(len(b)), vecs: int32(len(f))})
+	b = append(b, y...)
 	for _, fj := range f {
-		s.f = append(s.f, fj...)
+		b = append(b, fj...)
 	}
-	s.off = append(s.off, len(s.f))
+	s.blocks[last] = b
+	s.size += need
 }
 
 // Steps returns the number of stored steps.
@@ -94,10 +108,12 @@ func (s *Solution) At(dst []float64, t float64) ([]float64, error) {
 	if k == len(s.t1) {
 		k--
 	}
+	l := s.loc[k]
+	data := s.blocks[l.block][int(l.off):]
 	s.fv = s.fv[:0]
-	for off := s.off[k]; off < s.off[k+1]; off += s.n {
-		s.fv = append(s.fv, s.f[off:off+s.n])
+	for j := 1; j <= int(l.vecs); j++ {
+		s.fv = append(s.fv, data[j*s.n:(j+1)*s.n])
 	}
-	evalHairer(dst, s.y[k*s.n:(k+1)*s.n], s.fv, (t-s.t0[k])/s.h[k])
+	evalHairer(dst, data[:s.n], s.fv, (t-s.t0[k])/s.h[k])
 	return dst, nil
 }

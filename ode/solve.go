@@ -311,7 +311,7 @@ func (r *run) accepted(h float64, last bool) (stop bool, err error) {
 	r.emitEval(tnew, in.ynew, true)
 	if sol := r.res.Solution; sol != nil {
 		sol.add(in.t0, in.h, tnew, in.y, in.st.dense(in.t0, in.h))
-		if lim := r.s.DenseLimit; lim > 0 && len(sol.y)+len(sol.f) > lim {
+		if lim := r.s.DenseLimit; lim > 0 && sol.size > lim {
 			r.res.Solution = nil
 		}
 	}
