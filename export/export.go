@@ -249,7 +249,11 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if err = write(tmp); err != nil {
+	bw := bufio.NewWriterSize(tmp, 1<<20) // few system calls for large arrays
+	if err = write(bw); err != nil {
+		return fmt.Errorf("export: write %s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
 		return fmt.Errorf("export: write %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {

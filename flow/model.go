@@ -72,6 +72,8 @@ type System struct {
 	lam2  []float64 // λ_d²
 	scr   scratch
 	rotTo *mat.Dense // Vᵀ
+	// vecs and vecsT are V and Vᵀ row-major (D × D), for rotate.
+	vecs, vecsT []float64
 }
 
 // NewSystem validates the model against the data.
@@ -105,6 +107,8 @@ func NewSystem(data *Data, m Model) (*System, error) {
 	s.lam2 = square(data.Lambda)
 	s.scr = newScratch(s)
 	s.rotTo = mat.DenseCopyOf(data.Vecs.T())
+	s.vecs = mat.DenseCopyOf(data.Vecs).RawMatrix().Data
+	s.vecsT = s.rotTo.RawMatrix().Data
 	return s, nil
 }
 
@@ -178,27 +182,25 @@ func (s *System) rotate(dst, y []float64, toEigen bool) []float64 {
 	}
 	s.checkLen("dst", dst)
 	h := s.Model.H
+	in := s.scr.rot[:s.n-h]
+	copy(in, y[h:]) // dst may be y
 	copy(dst[:h], y[:h])
-	v := s.Data.Vecs
+	// Rows x ↦ xV map original → eigen (x' = Vᵀx as a row: xᵀV); V is
+	// orthogonal, so Vᵀ maps back.
+	v, vt := s.vecs, s.vecsT
 	if !toEigen {
-		v = s.rotTo
+		v, vt = vt, v
 	}
-	// Rows x ↦ xV maps original → eigen (x' = Vᵀx as a row: xᵀV).
 	d := s.d
 	switch s.Model.Kind {
 	case Separate:
-		rows := 2 * h * s.Model.R
-		in := mat.NewDense(rows, d, append([]float64(nil), y[h:]...))
-		out := mat.NewDense(rows, d, dst[h:])
-		out.Mul(in, v)
-	case Merged:
+		gemm(2*h*s.Model.R, d, d, in, v, dst[h:])
+	case Merged: // U ↦ Vᵀ U V
+		dd := d * d
+		left := s.scr.m // not in use outside Deriv and Loss
 		for i := 0; i < h; i++ {
-			off := h + i*d*d
-			u := mat.NewDense(d, d, append([]float64(nil), y[off:off+d*d]...))
-			var left mat.Dense
-			left.Mul(v.T(), u)
-			out := mat.NewDense(d, d, dst[off:off+d*d])
-			out.Mul(&left, v)
+			gemm(d, d, d, vt, in[i*dd:(i+1)*dd], left)
+			gemm(d, d, d, left, v, dst[h+i*dd:h+(i+1)*dd])
 		}
 	}
 	return dst

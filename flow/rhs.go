@@ -11,16 +11,17 @@ import (
 var impl gonum.Implementation
 
 type scratch struct {
-	m  []float64 // effective map M (D×D, eigen coordinates)
-	g  []float64 // residual G = Λ² − A M Λ (D×D)
-	vk []float64 // (v_i k_{i,r})ᵀ as columns (separate, D×H·R)
-	gt []float64 // Gᵀ (separate, D×D)
-	dy []float64 // a state-sized buffer for GradNorm
+	m   []float64 // effective map M (D×D, eigen coordinates)
+	g   []float64 // residual G = Λ² − A M Λ (D×D)
+	vk  []float64 // (v_i k_{i,r})ᵀ as columns (separate, D×H·R)
+	gt  []float64 // Gᵀ (separate, D×D)
+	dy  []float64 // a state-sized buffer for GradNorm
+	rot []float64 // a state-sized buffer for rotate
 }
 
 func newScratch(s *System) scratch {
 	d := s.d
-	sc := scratch{m: make([]float64, d*d), g: make([]float64, d*d), dy: make([]float64, s.n)}
+	sc := scratch{m: make([]float64, d*d), g: make([]float64, d*d), dy: make([]float64, s.n), rot: make([]float64, s.n)}
 	if s.Model.Kind == Separate {
 		sc.vk = make([]float64, s.Model.H*s.Model.R*d)
 		sc.gt = make([]float64, d*d)

@@ -257,7 +257,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		EventSamples: 1,
 		Observer:     observer,
 		Dense:        rs.DenseBytes > 0,
-		DenseLimit:   rs.DenseBytes / 8,
+		DenseLimit:   max(1, rs.DenseBytes/8),
 	})
 	if res == nil {
 		return nil, err

@@ -45,8 +45,9 @@ func evalHairer(dst, y []float64, f [][]float64, theta float64) {
 // Solution must not be read by several goroutines at once.
 //
 // Each step stores y at its start and its Hairer-form vectors (their number
-// varies with the method) contiguously, in blocks of at least
-// solutionBlock values, so that a long solve never copies what it stored.
+// varies with the method) contiguously, in blocks that double from
+// solutionBlockMin to solutionBlockMax values, so that a long solve never
+// copies what it stored and a short one allocates little.
 type Solution struct {
 	n      int
 	dir    float64
@@ -61,7 +62,10 @@ type Solution struct {
 
 type stepLoc struct{ block, off, vecs int32 }
 
-const solutionBlock = 1 << 17 // values (1 MiB)
+const (
+	solutionBlockMin = 1 << 12 // values (32 KiB)
+	solutionBlockMax = 1 << 17 // values (1 MiB)
+)
 
 func (s *Solution) add(t0, h, t1 float64, y []float64, f [][]float64) {
 	s.t0 = append(s.t0, t0)
@@ -70,7 +74,11 @@ func (s *Solution) add(t0, h, t1 float64, y []float64, f [][]float64) {
 	need := s.n * (1 + len(f))
 	last := len(s.blocks) - 1
 	if last < 0 || cap(s.blocks[last])-len(s.blocks[last]) < need {
-		s.blocks = append(s.blocks, make([]float64, 0, max(need, solutionBlock)))
+		size := solutionBlockMin
+		if last >= 0 {
+			size = min(2*cap(s.blocks[last]), solutionBlockMax)
+		}
+		s.blocks = append(s.blocks, make([]float64, 0, max(need, size)))
 		last++
 	}
 	b := s.blocks[last]

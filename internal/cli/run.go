@@ -25,8 +25,12 @@ func init() {
 	})
 }
 
-// testHookStep, when set by a test, is called at every accepted step.
-var testHookStep func(t float64)
+// testHookStep, when set by a test, is called at every accepted step;
+// testHookStats with the solver statistics of every run.
+var (
+	testHookStep  func(t float64)
+	testHookStats func(ode.Stats)
+)
 
 // horizon bounds a run until convergence, in units of τ: a flow that has
 // not converged by then sits at a fixed point. maxSteps bounds the steps of
@@ -297,6 +301,9 @@ func (o *runOutcome) failed(err error, what string) *runOutcome {
 // finish writes the arrays and the sidecar, prints the summary and returns
 // the run's error.
 func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
+	if testHookStats != nil {
+		testHookStats(stats)
+	}
 	job := o.job
 	s, sp := job.System, job.Spec
 	arrays := runArrays(s, o.samples, o.transitions)
