@@ -186,6 +186,30 @@ type MethodStats struct {
 	Steps, Rejected, FuncEvals int
 }
 
+// Add accumulates the work of another solve (several passes over one
+// problem), merging the per-method counts by name.
+func (s *Stats) Add(o Stats) {
+	s.FuncEvals += o.FuncEvals
+	s.Steps += o.Steps
+	s.Rejected += o.Rejected
+	s.JacEvals += o.JacEvals
+	s.Decompositions += o.Decompositions
+	s.LinearSolves += o.LinearSolves
+	s.Switches += o.Switches
+	for _, m := range o.PerMethod {
+		i := 0
+		for i < len(s.PerMethod) && s.PerMethod[i].Name != m.Name {
+			i++
+		}
+		if i == len(s.PerMethod) {
+			s.PerMethod = append(s.PerMethod, MethodStats{Name: m.Name})
+		}
+		s.PerMethod[i].Steps += m.Steps
+		s.PerMethod[i].Rejected += m.Rejected
+		s.PerMethod[i].FuncEvals += m.FuncEvals
+	}
+}
+
 func (s Stats) clone() Stats {
 	s.PerMethod = append([]MethodStats(nil), s.PerMethod...)
 	return s

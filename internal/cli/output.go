@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/linattn/linattn/ode"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,6 +74,25 @@ type solverMeta struct {
 	FuncEvals int     `json:"func_evals"`
 	Rejected  int     `json:"rejected"`
 	TEnd      float64 `json:"t_end"`
+	// ByMethod splits steps, rejections and evaluations by method (Auto
+	// switches between two); Switches counts the changes.
+	ByMethod []methodMeta `json:"by_method"`
+	Switches int          `json:"switches"`
+}
+
+type methodMeta struct {
+	Method    string `json:"method"`
+	Steps     int    `json:"steps"`
+	Rejected  int    `json:"rejected"`
+	FuncEvals int    `json:"func_evals"`
+}
+
+func byMethod(st []ode.MethodStats) []methodMeta {
+	out := make([]methodMeta, len(st))
+	for i, m := range st {
+		out[i] = methodMeta{Method: m.Name, Steps: m.Steps, Rejected: m.Rejected, FuncEvals: m.FuncEvals}
+	}
+	return out
 }
 
 func newMeta(e *env, job *spec.Job, start time.Time) *meta {

@@ -206,11 +206,6 @@ func runFlow(e *env, job *spec.Job) error {
 		return nil
 	}
 	var stats ode.Stats
-	addStats := func(st ode.Stats) {
-		stats.Steps += st.Steps
-		stats.FuncEvals += st.FuncEvals
-		stats.Rejected += st.Rejected
-	}
 	out := &runOutcome{job: job, l0: l0, complete: true, status: "reached T"}
 
 	T := sp.T
@@ -228,7 +223,7 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		tr, err := s.Run(e.ctx, job.Y0, rs)
 		if tr != nil {
-			addStats(tr.Stats)
+			stats.Add(tr.Stats)
 			if last := len(path.t) - 1; path.t[last] != tr.FinalT {
 				path.t, path.loss = append(path.t, tr.FinalT), append(path.loss, tr.FinalLoss)
 			}
@@ -267,7 +262,7 @@ func runFlow(e *env, job *spec.Job) error {
 	if tr == nil {
 		return err
 	}
-	addStats(tr.Stats)
+	stats.Add(tr.Stats)
 	out.samples = samples{t: tr.Times, loss: tr.Loss, states: tr.States}
 	out.transitions, out.tEnd = tr.Transitions, tr.FinalT
 	if err != nil {
@@ -313,7 +308,8 @@ func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
 		m.Error = o.err.Error()
 	}
 	m.Solver = &solverMeta{Method: job.Method.Name(), RTol: sp.RTol, ATol: sp.ATol,
-		Steps: stats.Steps, FuncEvals: stats.FuncEvals, Rejected: stats.Rejected, TEnd: o.tEnd}
+		Steps: stats.Steps, FuncEvals: stats.FuncEvals, Rejected: stats.Rejected, TEnd: o.tEnd,
+		ByMethod: byMethod(stats.PerMethod), Switches: stats.Switches}
 	pred := predictions(job, o.transitions)
 	tr := make([]map[string]any, len(o.transitions))
 	for i, tn := range o.transitions {
