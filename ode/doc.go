@@ -1,24 +1,47 @@
 // Package ode integrates systems of ordinary differential equations
-// y' = f(t, y) with explicit embedded Runge–Kutta pairs, adaptive step-size
-// control, dense output, output at requested times, event location and
-// cancellation.
+// y' = f(t, y) with adaptive step-size control, dense output, output at
+// requested times, event location and cancellation.
 //
 // The state is one flat []float64 and the right-hand side writes into a slice
 // the caller provides, so that after set-up a solve allocates nothing per
-// step. Three methods are provided as exported tableau values: DP5
-// (Dormand–Prince 5(4)), Tsit5 (Tsitouras 5(4)) and DOP853 (Dormand–Prince
-// 8(5,3)), each with its continuous extension.
+// step (but what Settings.Dense keeps). The methods, all values of the
+// Method interface:
 //
-// The step-size control, the error norm and the initial-step heuristic follow
-// Hairer's codes dopri5.f and dop853.f.
+//   - explicit embedded Runge–Kutta pairs (*RK): DP5 (Dormand–Prince
+//     5(4)), Tsit5 (Tsitouras 5(4)) and DOP853 (Dormand–Prince 8(5,3)), each
+//     with its continuous extension, and any pair built from a validated
+//     Tableau by NewRK; step control, error norm, initial step and stiffness
+//     test as in Hairer's dopri5.f and dop853.f;
+//   - ROCK4, Abdulle's stabilized (Runge–Kutta–Chebyshev) method of order
+//     4, for stiff problems whose Jacobian has a (nearly) real spectrum:
+//     matrix-free, its number of stages follows the spectral radius;
+//   - Rodas5P, Steinebach's L-stable Rosenbrock method of order 5, for
+//     stiff problems of moderate size (dense LU of the Jacobian);
+//   - NewAuto(nonstiff, stiff) and Auto = NewAuto(DOP853, ROCK4), which
+//     switch between an explicit pair and a stiff method as the stiffness
+//     comes and goes.
+//
+// Package ode/odetest holds known-answer problems (Robertson, Van der Pol,
+// HIRES, heat, Brusselator) for tests and benchmarks.
 //
 // References:
 //
 //	E. Hairer, S. P. Nørsett, G. Wanner, Solving Ordinary Differential
 //	Equations I: Nonstiff Problems, 2nd ed., Springer 1993 (HNW I), II.4–II.6.
+//	E. Hairer, G. Wanner, Solving Ordinary Differential Equations II: Stiff
+//	and Differential-Algebraic Problems, 2nd ed., Springer 1996 (HNW II),
+//	IV.2 (stiffness detection), IV.7 (Rosenbrock methods), IV.8 (step control).
 //	J. R. Dormand, P. J. Prince, A family of embedded Runge–Kutta formulae,
 //	J. Comput. Appl. Math. 6 (1980) 19–26.
 //	Ch. Tsitouras, Runge–Kutta pairs of order 5(4) satisfying only the first
 //	column simplifying assumption, Comput. Math. Appl. 62 (2011) 770–775.
+//	A. Abdulle, Fourth order Chebyshev methods with recurrence relation,
+//	SIAM J. Sci. Comput. 23 (2002) 2041–2054.
+//	B. P. Sommeijer, L. F. Shampine, J. G. Verwer, RKC: an explicit solver
+//	for parabolic PDEs, J. Comput. Appl. Math. 88 (1998) 315–326 (the
+//	spectral-radius estimate).
+//	G. Steinebach, Construction of Rosenbrock–Wanner method Rodas5P and
+//	numerical benchmarks within the Julia Differential Equations package,
+//	BIT 63 (2023) 27.
 //	R. P. Brent, Algorithms for Minimization without Derivatives, 1973, ch. 4.
 package ode

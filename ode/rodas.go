@@ -1,11 +1,12 @@
 package ode
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
 // Rodas5P is Steinebach's L-stable Rosenbrock method of order 5 with an
@@ -15,8 +16,8 @@ import (
 // BIT 63 (2023) 27; coefficients as in OrdinaryDiffEq.jl). A step solves
 // eight linear systems with the matrix I/(γh) − J, J = ∂f/∂y at the step's
 // start, factored once per step size by dense LU (gonum/mat); it takes the
-// Jacobian from Problem.Jac or by finite differences (n evaluations). Its
-// cost grows like n³, so it refuses states larger than RosenbrockMaxDim;
+// Jacobian from Problem.Jac or by finite differences (n evaluations); the
+// LU is LAPACK's dgetrf/dgetrs through gonum. Its cost grows like n³, so it refuses states larger than RosenbrockMaxDim;
 // for larger problems with a real spectrum use ROCK4.
 var Rodas5P Method = &rosenbrock{tab: &rodas5P}
 
@@ -81,12 +82,9 @@ func (m *rosenbrock) newStepper(in *Integrator) stepper {
 	n, s := in.n, len(m.tab.nodes)
 	st := &rosenbrockStepper{tab: m.tab, in: in}
 	st.k = make([][]float64, s)
-	st.kv = make([]*mat.VecDense, s)
 	for i := range st.k {
-		st.kv[i] = mat.NewVecDense(max(n, 1), nil)
-		st.k[i] = st.kv[i].RawVector().Data[:n]
+		st.k[i] = make([]float64, n)
 	}
-	st.rhs = mat.NewVecDense(max(n, 1), nil)
 	st.u, st.du, st.dfdt = make([]float64, n), make([]float64, n), make([]float64, n)
 	st.vecs = [][]float64{make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)}
 	return st
@@ -97,15 +95,13 @@ type rosenbrockStepper struct {
 	in  *Integrator
 	p   *Problem
 
-	jac      *mat.Dense // ∂f/∂y at the step's start
-	w        *mat.Dense
-	lu       mat.LU
+	jac      []float64 // ∂f/∂y at the step's start, row-major n × n
+	w        blas64.General
+	ipiv     []int
 	jacFresh bool    // jac and dfdt belong to the current in.y
 	hLU      float64 // the h of the factored W; 0 when none
 
 	k          [][]float64
-	kv         []*mat.VecDense
-	rhs        *mat.VecDense
 	u, du      []float64
 	dfdt       []float64
 	vecs       [][]float64
@@ -119,8 +115,10 @@ func (st *rosenbrockStepper) begin(p *Problem) error {
 	if n > RosenbrockMaxDim {
 		return fmt.Errorf("ode: %s factors a dense n × n matrix: n = %d exceeds RosenbrockMaxDim = %d; use ROCK4 (or Auto) for large problems with a real spectrum", st.tab.name, n, RosenbrockMaxDim)
 	}
-	if st.jac == nil && n > 0 {
-		st.jac, st.w = mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+	if st.jac == nil {
+		st.jac = make([]float64, n*n)
+		st.w = blas64.General{Rows: n, Cols: n, Stride: max(n, 1), Data: make([]float64, n*n)}
+		st.ipiv = make([]int, n)
 	}
 	st.p, st.jacFresh, st.hLU, st.rhoAge = p, false, 0, 0
 	return nil
@@ -199,7 +197,7 @@ func (st *rosenbrockStepper) stageInput(i int) {
 
 // solveStage solves W k_i = st.du + Σ_{j<i} (C_ij/h) k_j + h d_i ∂f/∂t.
 func (st *rosenbrockStepper) solveStage(i int, h float64) bool {
-	r := st.rhs.RawVector().Data[:st.in.n]
+	r := st.k[i]
 	copy(r, st.du)
 	for j, c := range st.tab.c[i] {
 		c /= h
@@ -213,31 +211,23 @@ func (st *rosenbrockStepper) solveStage(i int, h float64) bool {
 		}
 	}
 	st.in.stats.LinearSolves++
-	err := st.lu.SolveVecTo(st.kv[i], false, st.rhs)
-	var cond mat.Condition
-	if err != nil && !errors.As(err, &cond) {
-		return false
-	}
-	return allFinite(st.k[i])
+	lapack64.Getrs(blas.NoTrans, st.w, blas64.General{Rows: len(r), Cols: 1, Stride: 1, Data: r}, st.ipiv)
+	return allFinite(r)
 }
 
-// factor forms W = I/(γh) − J and factors it.
+// factor forms W = I/(γh) − J and factors it; false if it is singular.
 func (st *rosenbrockStepper) factor(h float64) bool {
 	n := st.in.n
-	w := st.w.RawMatrix()
-	j := st.jac.RawMatrix()
 	g := 1 / (st.tab.gamma * h)
-	for r := 0; r < n; r++ {
-		wr, jr := w.Data[r*w.Stride:r*w.Stride+n], j.Data[r*j.Stride:r*j.Stride+n]
-		for c, v := range jr {
-			wr[c] = -v
-		}
-		wr[r] += g
+	for i, v := range st.jac {
+		st.w.Data[i] = -v
 	}
-	st.lu.Factorize(st.w)
+	for r := 0; r < n; r++ {
+		st.w.Data[r*n+r] += g
+	}
 	st.in.stats.Decompositions++
 	st.hLU = h
-	return !math.IsInf(st.lu.Det(), 0) && st.lu.Det() != 0
+	return lapack64.Getrf(st.w, st.ipiv)
 }
 
 // jacobian evaluates J (and ∂f/∂t unless autonomous) at (t, in.y): Problem.Jac
@@ -247,10 +237,9 @@ func (st *rosenbrockStepper) factor(h float64) bool {
 func (st *rosenbrockStepper) jacobian(t float64) {
 	in := st.in
 	n := in.n
-	raw := st.jac.RawMatrix()
 	st.in.stats.JacEvals++
 	if st.p.Jac != nil {
-		st.p.Jac(t, in.y, raw.Data[:n*n])
+		st.p.Jac(t, in.y, st.jac)
 	} else {
 		y := in.y
 		for c := 0; c < n; c++ {
@@ -263,7 +252,7 @@ func (st *rosenbrockStepper) jacobian(t float64) {
 			in.f(t, y, st.du)
 			y[c] = yc
 			for r := 0; r < n; r++ {
-				raw.Data[r*raw.Stride+c] = (st.du[r] - in.f0[r]) / d
+				st.jac[r*n+c] = (st.du[r] - in.f0[r]) / d
 			}
 		}
 		in.stats.FuncEvals += n
@@ -327,8 +316,7 @@ func (st *rosenbrockStepper) powerIteration() float64 {
 		if xn == 0 {
 			return 0
 		}
-		mv := mat.NewVecDense(n, y)
-		mv.MulVec(st.jac, mat.NewVecDense(n, x))
+		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: n, Stride: n, Data: st.jac}, blas64.Vector{N: n, Inc: 1, Data: x}, 0, blas64.Vector{N: n, Inc: 1, Data: y})
 		rho = norm2(y) / xn
 		if rho == 0 {
 			break

@@ -205,3 +205,33 @@ func TestAutoSwitches(t *testing.T) {
 		t.Error("NewAuto(DOP853, DP5): want an error (DP5 is not a stiff method)")
 	}
 }
+
+// TestStiffNoAllocationsPerStep: with a reused Integrator, a solve of many
+// steps allocates no more than one of few (the result only), for ROCK4,
+// Rodas5P and Auto.
+func TestStiffNoAllocationsPerStep(t *testing.T) {
+	for _, tc := range []struct {
+		m ode.Method
+		p odetest.Problem
+	}{{ode.ROCK4, odetest.Heat(50, 0.1)}, {ode.Auto, odetest.Heat(50, 0.1)}, {ode.Rodas5P, odetest.HIRES()}} {
+		in := ode.NewIntegrator(tc.m, len(tc.p.Y0))
+		allocs := func(t1 float64) (float64, int) {
+			p := tc.p.Problem
+			p.T1 = t1
+			var steps int
+			a := testing.AllocsPerRun(3, func() {
+				res, err := in.Solve(context.Background(), p, ode.Settings{Method: tc.m, RTol: 1e-8})
+				if err != nil {
+					t.Fatal(err)
+				}
+				steps = res.Stats.Steps
+			})
+			return a, steps
+		}
+		aShort, nShort := allocs(tc.p.T1 / 10)
+		aLong, nLong := allocs(tc.p.T1)
+		if aLong > aShort || nLong <= nShort {
+			t.Errorf("%s: %v allocations in %d steps, %v in %d: want no allocations per step", tc.m.Name(), aShort, nShort, aLong, nLong)
+		}
+	}
+}
