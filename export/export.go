@@ -237,11 +237,27 @@ func SaveJSON(path string, v any) error {
 // WriteFileAtomic writes path through write: into a temporary file in the
 // same directory, synced, closed and renamed over path. On any error the
 // temporary file is removed and path is untouched.
-func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+func WriteFileAtomic(path string, write func(io.Writer) error) error {
+	p, err := CreatePending(path, write)
 	if err != nil {
-		return fmt.Errorf("export: create temporary file for %s: %w", path, err)
+		return err
+	}
+	return p.Commit()
+}
+
+// PendingFile is a file written and synced under a temporary name in its
+// directory, not yet in place: Commit renames it over its path, Abort
+// removes it. Several files can be written and synced at once and then put
+// in place in a chosen order.
+type PendingFile struct {
+	tmp, path string
+}
+
+// CreatePending writes a PendingFile for path through write.
+func CreatePending(path string, write func(io.Writer) error) (_ *PendingFile, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("export: create temporary file for %s: %w", path, err)
 	}
 	defer func() {
 		if err != nil {
@@ -251,22 +267,31 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	}()
 	bw := bufio.NewWriterSize(tmp, 1<<20) // few system calls for large arrays
 	if err = write(bw); err != nil {
-		return fmt.Errorf("export: write %s: %w", path, err)
+		return nil, fmt.Errorf("export: write %s: %w", path, err)
 	}
 	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("export: write %s: %w", path, err)
+		return nil, fmt.Errorf("export: write %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("export: sync %s: %w", path, err)
+		return nil, fmt.Errorf("export: sync %s: %w", path, err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("export: close %s: %w", path, err)
+		return nil, fmt.Errorf("export: close %s: %w", path, err)
 	}
 	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("export: chmod %s: %w", path, err)
+		return nil, fmt.Errorf("export: chmod %s: %w", path, err)
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("export: rename to %s: %w", path, err)
+	return &PendingFile{tmp: tmp.Name(), path: path}, nil
+}
+
+// Commit renames the file into place.
+func (p *PendingFile) Commit() error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
+		return fmt.Errorf("export: rename to %s: %w", p.path, err)
 	}
 	return nil
 }
+
+// Abort removes the temporary file.
+func (p *PendingFile) Abort() { os.Remove(p.tmp) }

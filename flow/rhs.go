@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -252,11 +253,23 @@ func (s *System) MapEigen(y []float64) []float64 {
 // Map returns the effective map M = V M' Vᵀ in the original basis, so that
 // ŷ = βᵀ M x_q.
 func (s *System) Map(y []float64) *mat.Dense {
-	m := mat.NewDense(s.d, s.d, s.MapEigen(y))
-	var out mat.Dense
-	out.Mul(s.Data.Vecs, m)
-	out.Mul(&out, s.rotTo)
-	return &out
+	return mat.NewDense(s.d, s.d, s.MapTo(make([]float64, s.d*s.d), y))
+}
+
+// MapTo writes the effective map at y (eigen coordinates) in the original
+// basis, M = V M_eig Vᵀ, row-major into dst (D×D) and returns dst. It does
+// not allocate.
+func (s *System) MapTo(dst, y []float64) []float64 {
+	s.checkLen("y", y)
+	d := s.d
+	if len(dst) != d*d {
+		panic(fmt.Sprintf("flow: MapTo: len(dst) = %d, want %d", len(dst), d*d))
+	}
+	s.effectiveMap(y)
+	left := s.scr.g // not in use outside Deriv and Loss
+	gemm(d, d, d, s.vecs, s.scr.m, left)
+	gemm(d, d, d, left, s.vecsT, dst)
+	return dst
 }
 
 // GradNorm returns ‖∂L/∂W‖ = 2τ‖dy/dt‖ at y (the norm is invariant under the

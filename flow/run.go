@@ -164,6 +164,63 @@ func (s *System) levels() []Transition {
 
 // Run integrates the flow from y0 (original basis) over [0, rs.T].
 func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	times, err := s.checkRun(y0, &rs)
+	if err != nil {
+		return nil, err
+	}
+	method := rs.Method
+	if method == nil {
+		method = DefaultMethod
+	}
+	rtol, atol := DefaultTolerances(method)
+	if rs.RTol != 0 {
+		rtol = rs.RTol
+	}
+	if rs.ATol != 0 {
+		atol = rs.ATol
+	}
+	maxSteps := rs.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = 1000000
+	}
+	lossAt := s.cachedLoss()
+	levels := s.levels()
+	var observer func(*ode.Step) error
+	if rs.Observer != nil {
+		observer = func(st *ode.Step) error { return rs.Observer(st.T1, st.Y1, lossAt(st.T1, st.Y1)) }
+	}
+	prob := ode.Problem{Func: s.Func(), T0: 0, T1: rs.T, Y0: s.ToEigen(nil, y0), Autonomous: true}
+	if method == ode.Rodas5P {
+		prob.Jac = s.Jac()
+	}
+	res, err := ode.Solve(ctx, prob, ode.Settings{
+		Method:   method,
+		RTol:     rtol,
+		ATol:     atol,
+		MaxSteps: maxSteps,
+		TEval:    times,
+		Events:   s.runEvents(levels, rs.StopTol, lossAt),
+		// The loss is a Lyapunov function of a gradient flow
+		// (dL/dt = −2τ‖dθ/dt‖² ≤ 0), so it crosses each level at most once
+		// and needs no sampling inside a step: the step ends suffice, and
+		// the continuous extension is built only where a crossing occurs.
+		EventSamples: 1,
+		Observer:     observer,
+		Dense:        rs.DenseBytes > 0,
+		DenseLimit:   max(1, rs.DenseBytes/8),
+	})
+	if res == nil {
+		return nil, err
+	}
+	tr := s.newTrajectory(res, levels)
+	if err != nil {
+		return tr, fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
+	}
+	return tr, nil
+}
+
+// checkRun validates Run's arguments and returns the output times.
+func (s *System) checkRun(y0 []float64, rs *RunSettings) ([]float64, error) {
 	if len(y0) != s.n {
 		return nil, fmt.Errorf("flow: initial state has length %d, want %d", len(y0), s.n)
 	}
@@ -190,33 +247,24 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 			return nil, fmt.Errorf("flow: Times[%d] = %g, want increasing times in [0, T = %g]", i, t, rs.T)
 		}
 	}
-	method := rs.Method
-	if method == nil {
-		method = DefaultMethod
-	}
-	rtol, atol := rs.RTol, rs.ATol
-	defRTol, defATol := DefaultTolerances(method)
-	if rtol == 0 {
-		rtol = defRTol
-	}
-	if atol == 0 {
-		atol = defATol
-	}
-	maxSteps := rs.MaxSteps
-	if maxSteps == 0 {
-		maxSteps = 1000000
-	}
+	return times, nil
+}
 
-	// The event functions all need the loss at the same (t, y); the state is
-	// a function of t within one solve, so the loss is cached by t.
+// cachedLoss returns Loss remembered by t: the event functions all need the
+// loss at the same (t, y), and within one solve the state is a function of t.
+func (s *System) cachedLoss() func(t float64, y []float64) float64 {
 	cacheT, cacheL := math.NaN(), 0.0
-	lossAt := func(t float64, y []float64) float64 {
+	return func(t float64, y []float64) float64 {
 		if t != cacheT {
 			cacheT, cacheL = t, s.Loss(y)
 		}
 		return cacheL
 	}
-	levels := s.levels()
+}
+
+// runEvents are the falling crossings of the half-way levels and, with
+// stopTol > 0, the terminal crossing of L_min + stopTol.
+func (s *System) runEvents(levels []Transition, stopTol float64, lossAt func(float64, []float64) float64) []ode.Event {
 	events := make([]ode.Event, 0, len(levels)+1)
 	for _, lv := range levels {
 		level := lv.Level
@@ -225,43 +273,20 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 			Direction: ode.Falling,
 		})
 	}
-	if rs.StopTol > 0 {
-		target := s.MinLoss() + rs.StopTol
+	if stopTol > 0 {
+		target := s.MinLoss() + stopTol
 		events = append(events, ode.Event{
 			Func:      func(t float64, y []float64) float64 { return lossAt(t, y) - target },
 			Direction: ode.Falling,
 			Terminal:  true,
 		})
 	}
-	var observer func(*ode.Step) error
-	if rs.Observer != nil {
-		observer = func(st *ode.Step) error { return rs.Observer(st.T1, st.Y1, lossAt(st.T1, st.Y1)) }
-	}
+	return events
+}
 
-	ye := s.ToEigen(nil, y0)
-	prob := ode.Problem{Func: s.Func(), T0: 0, T1: rs.T, Y0: ye, Autonomous: true}
-	if method == ode.Rodas5P {
-		prob.Jac = s.Jac()
-	}
-	res, err := ode.Solve(ctx, prob, ode.Settings{
-		Method:   method,
-		RTol:     rtol,
-		ATol:     atol,
-		MaxSteps: maxSteps,
-		TEval:    times,
-		Events:   events,
-		// The loss is a Lyapunov function of a gradient flow
-		// (dL/dt = −2τ‖dθ/dt‖² ≤ 0), so it crosses each level at most once
-		// and needs no sampling inside a step: the step ends suffice, and
-		// the continuous extension is built only where a crossing occurs.
-		EventSamples: 1,
-		Observer:     observer,
-		Dense:        rs.DenseBytes > 0,
-		DenseLimit:   max(1, rs.DenseBytes/8),
-	})
-	if res == nil {
-		return nil, err
-	}
+// newTrajectory converts a solve's result to the original basis and picks
+// the first crossing of each level.
+func (s *System) newTrajectory(res *ode.Result, levels []Transition) *Trajectory {
 	tr := &Trajectory{
 		Times:     res.TEval,
 		States:    make([]float64, len(res.YEval)),
@@ -290,8 +315,5 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 			tr.Transitions = append(tr.Transitions, lv)
 		}
 	}
-	if err != nil {
-		return tr, fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
-	}
-	return tr, nil
+	return tr
 }

@@ -116,27 +116,64 @@ func sidecarPath(npz string) string { return strings.TrimSuffix(npz, ".npz") + "
 // atomically. The sidecar is the resolved spec with m as its "meta" member,
 // so it can be given back to -spec.
 func (e *env) save(job *spec.Job, arrays []export.Array, m *meta) error {
-	if err := export.SaveNPZ(e.out, arrays); err != nil {
-		return err
+	// The .npz is hashed as it is written; while it is synced the sidecar,
+	// which holds the hash, is written and synced too. The .npz is put in
+	// place first, so a sidecar never describes an .npz that is not there.
+	hashed := make(chan []byte, 1)
+	type result struct {
+		p   *export.PendingFile
+		err error
 	}
-	b, err := os.ReadFile(e.out)
-	if err != nil {
-		return fmt.Errorf("hash %s: %w", e.out, err)
+	npzDone := make(chan result, 1)
+	go func() {
+		sent := false
+		p, err := export.CreatePending(e.out, func(w io.Writer) error {
+			h := sha256.New()
+			err := export.WriteNPZ(io.MultiWriter(w, h), arrays)
+			if err == nil {
+				hashed <- h.Sum(nil)
+				sent = true
+			}
+			return err
+		})
+		if !sent {
+			hashed <- nil // failed before the hash: the result says why
+		}
+		npzDone <- result{p, err}
+	}()
+	sum := <-hashed
+	if sum == nil {
+		return (<-npzDone).err
 	}
-	sum := sha256.Sum256(b)
-	m.OutputSHA256 = hex.EncodeToString(sum[:])
+	m.OutputSHA256 = hex.EncodeToString(sum)
 	m.Arrays = map[string][]int{}
 	for _, a := range arrays {
 		m.Arrays[a.Name] = append([]int{}, a.Shape...)
 	}
 	side, err := sidecar(job.Spec, m)
-	if err != nil {
+	var pending *export.PendingFile
+	if err == nil {
+		pending, err = export.CreatePending(sidecarPath(e.out), func(w io.Writer) error {
+			_, err := w.Write(side)
+			return err
+		})
+	}
+	npz := <-npzDone
+	switch {
+	case npz.err != nil:
+		if pending != nil {
+			pending.Abort()
+		}
+		return npz.err
+	case err != nil:
+		npz.p.Abort()
 		return err
 	}
-	return export.WriteFileAtomic(sidecarPath(e.out), func(w io.Writer) error {
-		_, err := w.Write(side)
+	if err := npz.p.Commit(); err != nil {
+		pending.Abort()
 		return err
-	})
+	}
+	return pending.Commit()
 }
 
 // sidecar returns the JSON of the spec's fields followed by "meta".

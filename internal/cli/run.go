@@ -340,14 +340,14 @@ func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Ar
 	d, h, r := s.Dim(), s.Model.H, s.Model.R
 	hrd := h * r * d
 	v := make([]float64, 0, nt*h)
-	mOrig := make([]float64, 0, nt*d*d)
+	mOrig := make([]float64, nt*d*d)
 	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
 	ye := make([]float64, n)
 	for i := 0; i < nt; i++ {
 		y := smp.states[i*n : (i+1)*n]
 		v = append(v, y[:h]...)
 		s.ToEigen(ye, y) // once per sample, for M and the alignment
-		mOrig = append(mOrig, rowMajor(s.Map(ye))...)
+		s.MapTo(mOrig[i*d*d:(i+1)*d*d], ye)
 		if s.Model.Kind == flow.Merged {
 			u = append(u, y[h:]...)
 			continue
