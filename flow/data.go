@@ -12,7 +12,7 @@ import (
 
 // Data is the in-context linear regression task: tokens x ~ N(0, Λ) in R^D
 // with Λ = Σ_d λ_d e_d e_dᵀ, tasks w ~ N(0, I), and the context length
-// entering only through ν = E[1/N] (MATH.md, "Conventions").
+// entering only through ν = E[1/N] (docs/math.md, "Conventions").
 type Data struct {
 	// Lambda holds the eigenvalues λ_1 ≥ … ≥ λ_D > 0.
 	Lambda []float64
@@ -183,7 +183,7 @@ func (d *Data) EZZ() *mat.Dense {
 }
 
 // LossOfMap returns the population loss of the effective map M (original
-// basis): L(M) = tr(Λ) − 2 tr(ΛMΛ) + tr(Mᵀ A M Λ) (MATH.md, "Population loss").
+// basis): L(M) = tr(Λ) − 2 tr(ΛMΛ) + tr(Mᵀ A M Λ) (docs/math.md, "Population loss and flow").
 func (d *Data) LossOfMap(m *mat.Dense) float64 {
 	lam, a := d.Covariance(), d.A()
 	var lm, lml, am, amt mat.Dense

@@ -3,7 +3,7 @@
 // merged (ATTN_M) and separate rank-R (ATTN_S) key–query parametrizations
 // (Zhang, Singh, Latham, Saxe, "Training Dynamics of In-Context Learning in
 // Linear Attention", ICML 2025; the formulas in one notation are in
-// shared/MATH.md).
+// docs/math.md).
 //
 // Both models predict ŷ = βᵀ M x_q with an effective map M, and the flow is
 // driven by the residual G = Λ² − A M Λ with A = E[Λ̂²] = Λ² + ν(Λ + tr(Λ)I)Λ

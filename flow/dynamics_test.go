@@ -4,12 +4,13 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 )
 
 // TestMergedWhiteClosedForm checks the merged flow with Λ = cI and a balanced,
 // aligned initialization W₁(0) = w₂(0) mᵀ, m = vec(I)/√D, against the exact
-// solution of MATH.md ("Closed form for the merged model with white
+// solution of docs/math.md ("Closed form for the merged model with white
 // covariance"; paper eq. attnM-solution generalized to any c and ν):
 // s(t) = γe^{2γt/τ}/(α(e^{2γt/τ} − 1) + γ/s₀), γ = c²√D, α = c³(1 + ν(1 + D)),
 // M = σI with σ = s/√D, L = cD − 2σc²D + σ²c³(1 + ν(1 + D))D.
@@ -109,7 +110,7 @@ func TestConservedQuantities(t *testing.T) {
 }
 
 // TestSubsetConfigurationsAreFixedPoints builds, for every subset S, the
-// configuration of MATH.md ("Fixed points"): one head per d ∈ S with
+// configuration of docs/math.md ("Fixed points"): one head per d ∈ S with
 // k = q = v e_d, v = (λ_d/a_d)^{1/3}, the rest zero; its right-hand side
 // vanishes and its loss is L(S).
 func TestSubsetConfigurationsAreFixedPoints(t *testing.T) {
@@ -152,7 +153,7 @@ func TestSubsetConfigurationsAreFixedPoints(t *testing.T) {
 // TestPaperExample reproduces the paper's Figure 3 (separate, D = 4, N = 31,
 // H = 4, R = 1, λ = 0.4, 0.3, 0.2, 0.1): the loss sits on the plateau levels
 // L(M_m) = 1, 0.64057971, 0.37737216, 0.2098046 (paper eq. attnS-loss; values
-// from MATH.md's formula) within 1e-3 and ends at L* = 0.13599507; the four
+// from docs/math.md's formula) within 1e-3 and ends at L* = 0.13599507; the four
 // transitions come in order and each key ends aligned with one eigenvector.
 // The merged model on the same data drops once.
 func TestPaperExample(t *testing.T) {
@@ -268,14 +269,19 @@ func TestRunStopsAtMinimum(t *testing.T) {
 
 func TestRunValidation(t *testing.T) {
 	s, y0 := paperExample(t, Separate, 3)
-	for name, rs := range map[string]RunSettings{
-		"T":       {T: 0},
-		"Times":   {T: 10, Times: []float64{0, 20}},
-		"order":   {T: 10, Times: []float64{5, 1}},
-		"StopTol": {T: 10, StopTol: math.NaN()},
+	// Each bad setting gives an error that names the field.
+	for want, rs := range map[string]RunSettings{
+		"T = -1":                 {T: -1},
+		"Times[1] = 20":          {T: 10, Times: []float64{0, 20}},
+		"Times[1] = 1":           {T: 10, Times: []float64{5, 1}},
+		"StopTol = NaN":          {T: 10, StopTol: math.NaN()},
+		"Tol = 2":                {Tol: 2},
+		"StopTol = 1 with T = 0": {StopTol: 1},
+		"DenseBytes = -1":        {T: 10, DenseBytes: -1},
 	} {
-		if _, err := s.Run(context.Background(), y0, rs); err == nil {
-			t.Errorf("%s: no error", name)
+		_, err := s.Run(context.Background(), y0, rs)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: error %v, want one naming %q", rs, err, want)
 		}
 	}
 	if _, err := s.Run(context.Background(), y0[:3], RunSettings{T: 1}); err == nil {

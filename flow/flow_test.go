@@ -144,7 +144,7 @@ func TestFastPathEqualsLiteral(t *testing.T) {
 
 func TestStatistics(t *testing.T) {
 	// A = E[Λ̂²] has the eigenvalues a_d; E[zzᵀ] = Λ ⊗ A satisfies the
-	// Kronecker identity (Λ ⊗ A) vec(M) = vec(A M Λ) (MATH.md).
+	// Kronecker identity (Λ ⊗ A) vec(M) = vec(A M Λ) (docs/math.md).
 	data := testData(t, []float64{0.9, 0.4, 0.1}, 4)
 	lam, a := data.Covariance(), data.A()
 	var want mat.Dense

@@ -56,7 +56,7 @@ type Model struct {
 // # Coordinates
 //
 // The flow is integrated in the eigenbasis of Λ, where Λ and A are diagonal
-// (MATH.md, "Orthogonal invariance"): k' = Vᵀk, q' = Vᵀq, U' = VᵀUV, v' = v.
+// (docs/math.md, "Orthogonal invariance"): k' = Vᵀk, q' = Vᵀq, U' = VᵀUV, v' = v.
 // Deriv, Loss, Map and the diagnostics take states in these eigen
 // coordinates; ToEigen and FromEigen convert, and every user-facing output
 // (Run's trajectories, initial states) is in the original basis.
@@ -270,7 +270,7 @@ func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
 // BalancedAligned returns the merged model's balanced, aligned state
 // W₁ = w₂ mᵀ with m = vec(I)/√D, that is U_i = v_i I/√D, in the original
 // basis (and in eigen coordinates, as VᵀIV = I). With white Λ the flow from
-// it has the closed form of MATH.md ("Closed form for the merged model with
+// it has the closed form of docs/math.md ("Closed form for the merged model with
 // white covariance"), with s₀ = Σ v_i².
 func (s *System) BalancedAligned(v []float64) ([]float64, error) {
 	if s.Model.Kind != Merged {

@@ -122,7 +122,7 @@ func (l *attnLayer) wkq0(i int) *mat.Dense {
 // TestMonteCarloAgainstAttentionLayer samples in-context regression
 // sequences, runs them through the full attention layer and checks that the
 // sample means of (y − ŷ)² and (y − ŷ)∂ŷ/∂θ agree with the exact population
-// loss and with τ dθ/dt (MATH.md: τ dW/dt = E[(y − ŷ)∂ŷ/∂W]) within five
+// loss and with τ dθ/dt (docs/math.md: τ dW/dt = E[(y − ŷ)∂ŷ/∂W]) within five
 // standard errors in every component. The separate case draws the context
 // length N per sequence from p(N), so it also checks that only ν = E[1/N]
 // matters.

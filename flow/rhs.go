@@ -36,7 +36,7 @@ func newScratch(s *System) scratch {
 //	separate: τ dk_{i,r}/dt = v_i G q_{i,r}, τ dq_{i,r}/dt = v_i Gᵀ k_{i,r},
 //	          τ dv_i/dt = Σ_r k_{i,r}ᵀ G q_{i,r},
 //
-// with the residual G = Λ² − A M Λ (MATH.md, "Population loss and flow";
+// with the residual G = Λ² − A M Λ (docs/math.md, "Population loss and flow";
 // paper eqs. attnM-gd and attnS-lowrank-gd, using (Λ ⊗ A) vec M = vec(AMΛ)
 // instead of forming E[zzᵀ]). In eigen coordinates Λ and A are diagonal, so
 // G costs O(D²) and the work is three matrix products (separate) or two

@@ -39,21 +39,40 @@ func DefaultTolerances(m ode.Method) (rtol, atol float64) {
 	return DefaultRTol, DefaultATol
 }
 
-// RunSettings controls Run.
+// Runs until convergence (RunSettings.T = 0) end when
+// L − L_min ≤ Tol·(L(0) − L_min), L_min = System.MinLoss(); a flow that has
+// not converged by Horizon·τ sits at a fixed point, and the run fails.
+// DefaultMaxSteps bounds the integrator's attempted steps of one run: long
+// plateaus take up to h ≈ 10τ per explicit step, so 10⁸ steps cover
+// plateaus of 10⁹τ.
+const (
+	DefaultTol      = 1e-6
+	Horizon         = 1e12
+	DefaultMaxSteps = 100_000_000
+)
+
+// RunSettings controls Run. The zero value runs until converged with the
+// default method and tolerances.
 type RunSettings struct {
-	// T is the final time, > 0.
+	// T is the final time, > 0; 0 runs until converged (Tol).
 	T float64
+	// Tol is the convergence criterion of a run with T = 0; 0 means
+	// DefaultTol.
+	Tol float64
 	// Times are the output times, increasing in [0, T]; nil means
-	// LinearGrid(T, 1001).
+	// LinearGrid(T, 1001), or only t = 0 when T = 0 (the end is not known
+	// in advance: keep the dense output and Sample the trajectory).
 	Times []float64
-	// StopTol > 0 ends the run as soon as L − System.MinLoss() ≤ StopTol.
+	// StopTol > 0 ends the run as soon as L − System.MinLoss() ≤ StopTol
+	// (with T > 0).
 	StopTol float64
 	// Method is the integrator; nil means DefaultMethod.
 	Method ode.Method
 	// RTol and ATol are the integrator's tolerances; zero means
 	// DefaultTolerances(Method).
 	RTol, ATol float64
-	// MaxSteps bounds the integrator's attempted steps; 0 means 10⁶.
+	// MaxSteps bounds the integrator's attempted steps; 0 means
+	// DefaultMaxSteps.
 	MaxSteps int
 	// DenseBytes > 0 keeps the continuous extension of the whole run, up
 	// to that many bytes, so that Trajectory.Sample can evaluate the
@@ -162,8 +181,15 @@ func (s *System) levels() []Transition {
 	return out
 }
 
-// Run integrates the flow from y0 (original basis) over [0, rs.T].
+// Run integrates the flow from y0 (original basis) over [0, rs.T], or until
+// it converges when rs.T is 0.
 func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	untilConverged := rs.T == 0
+	if untilConverged {
+		if err := s.convergenceSettings(y0, &rs); err != nil {
+			return nil, err
+		}
+	}
 	times, err := s.checkRun(y0, &rs)
 	if err != nil {
 		return nil, err
@@ -181,7 +207,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	}
 	maxSteps := rs.MaxSteps
 	if maxSteps == 0 {
-		maxSteps = 1000000
+		maxSteps = DefaultMaxSteps
 	}
 	lossAt := s.cachedLoss()
 	levels := s.levels()
@@ -216,7 +242,38 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	if err != nil {
 		return tr, fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
 	}
+	if untilConverged && res.Status != ode.TerminalEvent {
+		return tr, fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
+			Horizon, tr.FinalLoss, s.MinLoss()+rs.StopTol)
+	}
 	return tr, nil
+}
+
+// convergenceSettings turns a run until converged (rs.T = 0) into a run to
+// the horizon that stops at L − L_min ≤ Tol·(L(0) − L_min).
+func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
+	if rs.StopTol != 0 {
+		return fmt.Errorf("flow: StopTol = %g with T = 0: a run until converged takes Tol", rs.StopTol)
+	}
+	tol := rs.Tol
+	if tol == 0 {
+		tol = DefaultTol
+	}
+	if !(tol > 0 && tol < 1) {
+		return fmt.Errorf("flow: Tol = %g, want a relative tolerance in (0, 1)", rs.Tol)
+	}
+	if len(y0) != s.n {
+		return fmt.Errorf("flow: initial state has length %d, want %d", len(y0), s.n)
+	}
+	gap := s.Loss(s.ToEigen(nil, y0)) - s.MinLoss()
+	if !(gap > 0) {
+		return fmt.Errorf("flow: the initial loss is already L_min (gap %g); give a final time T", gap)
+	}
+	if rs.Times == nil {
+		rs.Times = []float64{0}
+	}
+	rs.T, rs.StopTol = Horizon*s.Model.Tau, tol*gap
+	return nil
 }
 
 // checkRun validates Run's arguments and returns the output times.

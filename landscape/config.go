@@ -9,7 +9,7 @@ import (
 )
 
 // Configuration returns a weight configuration of the separate model s (in
-// the original basis) that realizes M(S) for the subset in mask (MATH.md
+// the original basis) that realizes M(S) for the subset in mask (docs/math.md
 // "Fixed points"; paper appendix "Weight Configuration with Minimal L2
 // Norm"): head j takes the j-th eigenvector e_d of S with
 // k_{j,1} = q_{j,1} = v e_d, v = (λ_d/a_d)^{1/3}, and every other weight is

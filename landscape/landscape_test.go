@@ -166,7 +166,7 @@ func TestConfigurationPacking(t *testing.T) {
 // TestPaperStability: for the paper's D = 4 example the empty set and the
 // path points {1}, {1,2}, {1,2,3} are not strict saddles (they escape only
 // through dormant heads, at rate λ_d²/τ), S = {2} is a strict saddle, and the
-// full set is the minimum (paper section 4.3 and MATH.md "Fixed points").
+// full set is the minimum (paper section 4.3 and docs/math.md "Fixed points").
 func TestPaperStability(t *testing.T) {
 	s := paperSystem(t, flow.Separate)
 	for mask := uint64(0); mask < 16; mask++ {

@@ -22,7 +22,7 @@ const (
 	// linearly unstable.
 	StrictSaddle
 	// HigherOrderSaddle: linearly marginal, but a dormant head escapes at
-	// third order (MATH.md "Fixed points": along (v, k, q) = ε(1, e_d, e_d),
+	// third order (docs/math.md "Fixed points": along (v, k, q) = ε(1, e_d, e_d),
 	// d ∉ S, τ dv/dt ≈ λ_d² v²): the plateaus of saddle-to-saddle dynamics.
 	HigherOrderSaddle
 )

@@ -12,7 +12,7 @@ import (
 const MaxEnumerateDim = 40
 
 // Subset is the fixed point M(S) of the separate model that has learned the
-// eigenvectors in S (paper section 4.2, eq. attnS-def-M; MATH.md "Fixed
+// eigenvectors in S (paper section 4.2, eq. attnS-def-M; docs/math.md "Fixed
 // points"). Bit d of Mask (from 0) stands for e_{d+1} of the spectrum sorted
 // by decreasing eigenvalue.
 type Subset struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // Ansatz is the one-dimensional dynamics of the head that learns the
-// (m+1)-th eigenvector (paper eq. 1Ddynamics, MATH.md "Reduced dynamics"):
+// (m+1)-th eigenvector (paper eq. 1Ddynamics, docs/math.md "Reduced dynamics"):
 //
 //	τ dv/dt = λ² v² − λ a v⁵,  λ = λ_{m+1}, a = a_{m+1},
 //
@@ -42,7 +42,7 @@ func (an Ansatz) Rate(v float64) float64 {
 }
 
 // F is the antiderivative of the paper's eq. wolfram-solution, with its
-// integrand corrected from v² to v⁵ (MATH.md): with s = (a/λ)^{1/3},
+// integrand corrected from v² to v⁵ (docs/math.md): with s = (a/λ)^{1/3},
 //
 //	F(u) = (s/6)[ln((s²u² + su + 1)/(s²u² − 2su + 1)) − 2√3 atan((2su + 1)/√3)] − 1/u,
 //
@@ -164,7 +164,7 @@ func (an Ansatz) Solve(ctx context.Context, v0 float64, times []float64) ([]floa
 // with u = a v³/λ, 2u − u² = 1/2, so v = v*(1 − 1/√2)^{1/3}.
 func (an Ansatz) HalfWay() float64 { return an.VStar() * math.Cbrt(1-1/math.Sqrt2) }
 
-// LossDrop returns L(M_m) − L at value v: 2λ²v³ − λa v⁶ (MATH.md, the loss
+// LossDrop returns L(M_m) − L at value v: 2λ²v³ − λa v⁶ (docs/math.md, the loss
 // with M = M_m + v³ e_{m+1}e_{m+1}ᵀ).
 func (an Ansatz) LossDrop(v float64) float64 {
 	v3 := v * v * v

@@ -1,5 +1,5 @@
 // Package reduced is the one-dimensional theory of the paper (Zhang, Singh,
-// Latham, Saxe, ICML 2025; MATH.md "Reduced dynamics" and "Closed form"):
+// Latham, Saxe, ICML 2025; docs/math.md "Reduced dynamics" and "Closed form"):
 // the scalar ODE τ v' = λ²v² − λ a v⁵ that the alignment ansatz reduces each
 // plateau of the separate model to, its closed-form solution t(v) and its
 // inverse, the chained prediction of plateau levels, value weights and

@@ -9,7 +9,7 @@ import (
 
 // MergedWhite is the exact solution of the merged model with white
 // covariance Λ = cI and a balanced, aligned initialization
-// W₁(0) = w₂(0) mᵀ, m = vec(I)/√D (MATH.md "Closed form for the merged model
+// W₁(0) = w₂(0) mᵀ, m = vec(I)/√D (docs/math.md "Closed form for the merged model
 // with white covariance"; paper eqs. attnM-solution and saxe-solution, there
 // with c = 1):
 //

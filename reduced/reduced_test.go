@@ -221,7 +221,7 @@ func TestCompareWithFullFlow(t *testing.T) {
 	}
 }
 
-// TestMergedClosedFormMatchesFlow: the closed form σ(t), L(t) (MATH.md)
+// TestMergedClosedFormMatchesFlow: the closed form σ(t), L(t) (docs/math.md)
 // against the full merged flow with white Λ = cI, ν of the next-token loss
 // and the balanced aligned initialization, to 1e-8 relative over the drop.
 func TestMergedClosedFormMatchesFlow(t *testing.T) {

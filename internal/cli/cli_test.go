@@ -63,7 +63,7 @@ func readFloats(t *testing.T, r *npz.Reader, name string) []float64 {
 // TestDefaultRunGolden runs the README's main job (the paper's D = 4
 // example) and compares its summary with testdata/run_default.golden (the
 // output path and the wall time masked). The plateau levels in it are
-// MATH.md's 1, 0.64057971, 0.37737216, 0.2098046, 0.13599507; the drop
+// docs/math.md's 1, 0.64057971, 0.37737216, 0.2098046, 0.13599507; the drop
 // times are those of flow.TestPaperExample.
 func TestDefaultRunGolden(t *testing.T) {
 	dir := t.TempDir()
@@ -755,5 +755,49 @@ func TestOnePassEqualsTwoPasses(t *testing.T) {
 				t.Fatalf("%s[%d] = %v, second pass %v", name, i, a[i], b[i])
 			}
 		}
+	}
+}
+
+// TestReadmePythonSnippet runs the README's Python snippet, as written, on
+// the output of the default run, with matplotlib's Agg backend, and checks
+// that it draws the figure (saved after the snippet). matplotlib and numpy
+// come from Debian's python3-matplotlib and python3-numpy, which .ci/run
+// installs.
+func TestReadmePythonSnippet(t *testing.T) {
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import numpy, matplotlib").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("numpy and matplotlib are not importable by %s in CI: %v", py, err)
+		}
+		t.Skipf("matplotlib not available to %s (apt-get install python3-matplotlib): %v", py, err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "```python\n")
+	snippet, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no ```python block")
+	}
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "run", "-q", "-o", filepath.Join(dir, "out", "run.npz")); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	script := filepath.Join(dir, "snippet.py")
+	if err := os.WriteFile(script, []byte(snippet+"plt.savefig('figure.png')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "MPLBACKEND=Agg")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the README snippet fails: %v\n%s", err, out)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "figure.png")); err != nil || fi.Size() < 10000 {
+		t.Fatalf("no figure drawn: %v", err)
 	}
 }

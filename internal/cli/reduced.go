@@ -8,7 +8,6 @@ import (
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
-	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/reduced"
 )
 
@@ -30,17 +29,9 @@ func finalTime(e *env, job *spec.Job) (float64, error) {
 	if job.Spec.T > 0 {
 		return job.Spec.T, nil
 	}
-	rs := solverSettings(job)
-	rs.Times = []float64{0}
-	if err := untilConverged(&rs, job, s.Loss(s.ToEigen(nil, job.Y0))); err != nil {
-		return 0, err
-	}
-	tr, err := s.Run(e.ctx, job.Y0, rs)
+	tr, err := s.Run(e.ctx, job.Y0, solverSettings(job)) // T = 0: until converged
 	if err != nil {
 		return 0, err
-	}
-	if tr.Status != ode.TerminalEvent {
-		return 0, notConverged(job, tr, rs.StopTol)
 	}
 	return tr.FinalT, nil
 }

@@ -32,20 +32,11 @@ var (
 	testHookStats func(ode.Stats)
 )
 
-// horizon bounds a run until convergence, in units of τ: a flow that has
-// not converged by then sits at a fixed point. maxSteps bounds the steps of
-// one pass: long plateaus take up to h ≈ 10τ per explicit step (the step is
-// limited by stability there), so 10⁸ steps cover plateaus of 10⁹τ.
-//
 // denseBytes bounds the continuous extension a first pass keeps so that the
 // output is sampled from it rather than from a second pass (1 GiB: a D = 16
-// power-law run keeps about 0.3 GiB).
-const (
-	horizon  = 1e12
-	maxSteps = 100_000_000
-)
-
-var denseBytes = 1 << 30 // a variable for the test of the two-pass fallback
+// power-law run keeps about 0.3 GiB). A variable for the test of the
+// two-pass fallback.
+var denseBytes = 1 << 30
 
 // samples are states of a run in the original basis, row-major.
 type samples struct {
@@ -102,26 +93,7 @@ func (r *recorder) push(t float64, yEigen []float64, loss float64) {
 // solverSettings are the run settings of the job's -method, -rtol, -atol.
 func solverSettings(job *spec.Job) flow.RunSettings {
 	sp := job.Spec
-	return flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, MaxSteps: maxSteps}
-}
-
-// untilConverged sets rs to integrate until L − L_min ≤ tol·(L(0) − L_min),
-// bounded by the horizon, from the initial loss l0.
-func untilConverged(rs *flow.RunSettings, job *spec.Job, l0 float64) error {
-	s := job.System
-	gap := l0 - s.MinLoss()
-	if !(gap > 0) {
-		return fmt.Errorf("the initial loss %.17g is already L_min; give a final time with -T", l0)
-	}
-	rs.T, rs.StopTol = horizon*job.Spec.Tau, job.Spec.Tol*gap
-	return nil
-}
-
-// notConverged is the error of a run until convergence that reached the
-// horizon.
-func notConverged(job *spec.Job, tr *flow.Trajectory, stopTol float64) error {
-	return fmt.Errorf("not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
-		horizon, tr.FinalLoss, job.System.MinLoss()+stopTol)
+	return flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Tol: sp.Tol}
 }
 
 // outputTimes is the grid of -samples and -grid over [0, T]; path is the
@@ -216,20 +188,12 @@ func runFlow(e *env, job *spec.Job) error {
 		rec = newRecorder(s, sp.Samples, job.Y0, l0)
 		path = &lossPath{t: []float64{0}, loss: []float64{l0}}
 		rs.T, rs.Times, rs.DenseBytes = T, []float64{0}, denseBytes
-		if T == 0 {
-			if err := untilConverged(&rs, job, l0); err != nil {
-				return err
-			}
-		}
 		tr, err := s.Run(e.ctx, job.Y0, rs)
 		if tr != nil {
 			stats.Add(tr.Stats)
 			if last := len(path.t) - 1; path.t[last] != tr.FinalT {
 				path.t, path.loss = append(path.t, tr.FinalT), append(path.loss, tr.FinalLoss)
 			}
-		}
-		if err == nil && T == 0 && tr.Status != ode.TerminalEvent {
-			err = notConverged(job, tr, rs.StopTol)
 		}
 		if err != nil {
 			if tr == nil {
@@ -257,7 +221,7 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		rec = nil
 	}
-	rs.T, rs.StopTol, rs.Times, rs.DenseBytes = T, 0, outputTimes(sp, T, path), 0
+	rs.T, rs.Tol, rs.Times, rs.DenseBytes = T, 0, outputTimes(sp, T, path), 0
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
 		return err

@@ -28,7 +28,6 @@ const (
 	DefaultN       = 31
 	DefaultWInit   = 0.01
 	DefaultSeed    = 3
-	DefaultTol     = 1e-6
 	DefaultSamples = 2001
 	DefaultAlign   = 0.99
 	DefaultPoints  = 2000
@@ -179,7 +178,7 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 			return nil, fmt.Errorf("-T = %g, want a finite final time ≥ 0 (0: until converged)", s.T)
 		}
 		if s.T == 0 {
-			def("tol", func() { s.Tol = DefaultTol })
+			def("tol", func() { s.Tol = flow.DefaultTol })
 			if !(s.Tol > 0 && s.Tol < 1) {
 				return nil, fmt.Errorf("-tol = %g, want a relative tolerance in (0, 1)", s.Tol)
 			}
