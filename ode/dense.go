@@ -44,10 +44,13 @@ func evalHairer(dst, y []float64, f [][]float64, theta float64) {
 // evaluable at any t in the solved interval. At reuses scratch space, so a
 // Solution must not be read by several goroutines at once.
 //
-// Each step stores y at its start and its Hairer-form vectors (their number
-// varies with the method) contiguously, in blocks that double from
-// solutionBlockMin to solutionBlockMax values, so that a long solve never
-// copies what it stored and a short one allocates little.
+// Each step stores y and f(t, y) at its start, then its Hairer-form vectors
+// (their number varies with the method), contiguously, in blocks that double
+// from solutionBlockMin to solutionBlockMax values, so that a long solve
+// never copies what it stored and a short one allocates little. A step whose
+// extension is the cubic Hermite interpolant (ROCK4's) stores no vectors:
+// they follow from its ends, the start of the next step or, for the last
+// step, the tail.
 type Solution struct {
 	n      int
 	dir    float64
@@ -56,10 +59,13 @@ type Solution struct {
 	h      []float64 // full length of each step
 	loc    []stepLoc
 	blocks [][]float64
-	size   int // values stored
+	size   int       // values stored
+	tail   []float64 // y and f at the end of the last step
 	fv     [][]float64
+	herm   [][]float64 // scratch for Hermite vectors
 }
 
+// stepLoc locates a step's values; vecs < 0 marks a Hermite step.
 type stepLoc struct{ block, off, vecs int32 }
 
 const (
@@ -67,11 +73,27 @@ const (
 	solutionBlockMax = 1 << 17 // values (1 MiB)
 )
 
-func (s *Solution) add(t0, h, t1 float64, y []float64, f [][]float64) {
+// add stores a step with its Hairer-form vectors f.
+func (s *Solution) add(t0, h, t1 float64, y, fy []float64, f [][]float64) {
+	s.store(t0, h, t1, int32(len(f)), append([][]float64{y, fy}, f...))
+	s.tail = s.tail[:0]
+}
+
+// addHermite stores a step whose extension is the cubic Hermite
+// interpolant of (y0, f0) and (y1, f1).
+func (s *Solution) addHermite(t0, h, t1 float64, y0, f0, y1, f1 []float64) {
+	s.store(t0, h, t1, -1, [][]float64{y0, f0})
+	s.tail = append(append(s.tail[:0], y1...), f1...)
+}
+
+// cut ends the last step at t1 (a terminal event).
+func (s *Solution) cut(t1 float64) { s.t1[len(s.t1)-1] = t1 }
+
+func (s *Solution) store(t0, h, t1 float64, vecs int32, parts [][]float64) {
 	s.t0 = append(s.t0, t0)
 	s.t1 = append(s.t1, t1)
 	s.h = append(s.h, h)
-	need := s.n * (1 + len(f))
+	need := s.n * len(parts)
 	last := len(s.blocks) - 1
 	if last < 0 || cap(s.blocks[last])-len(s.blocks[last]) < need {
 		size := solutionBlockMin
@@ -82,10 +104,9 @@ func (s *Solution) add(t0, h, t1 float64, y []float64, f [][]float64) {
 		last++
 	}
 	b := s.blocks[last]
-	s.loc = append(s.loc, stepLoc{block: int32(last), off: int32(len(b)), vecs: int32(len(f))})
-	b = append(b, y...)
-	for _, fj := range f {
-		b = append(b, fj...)
+	s.loc = append(s.loc, stepLoc{block: int32(last), off: int32(len(b)), vecs: vecs})
+	for _, p := range parts {
+		b = append(b, p...)
 	}
 	s.blocks[last] = b
 	s.size += need
@@ -116,12 +137,30 @@ func (s *Solution) At(dst []float64, t float64) ([]float64, error) {
 	if k == len(s.t1) {
 		k--
 	}
-	l := s.loc[k]
-	data := s.blocks[l.block][int(l.off):]
+	n := s.n
+	data := s.values(k)
 	s.fv = s.fv[:0]
-	for j := 1; j <= int(l.vecs); j++ {
-		s.fv = append(s.fv, data[j*s.n:(j+1)*s.n])
+	if l := s.loc[k]; l.vecs >= 0 {
+		for j := 2; j < 2+int(l.vecs); j++ {
+			s.fv = append(s.fv, data[j*n:(j+1)*n])
+		}
+	} else {
+		end := s.tail
+		if k+1 < len(s.loc) {
+			end = s.values(k + 1)
+		}
+		if len(s.herm) == 0 {
+			s.herm = [][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
+		}
+		hermite(s.herm, data[:n], end[:n], data[n:2*n], end[n:2*n], s.h[k])
+		s.fv = append(s.fv, s.herm...)
 	}
-	evalHairer(dst, data[:s.n], s.fv, (t-s.t0[k])/s.h[k])
+	evalHairer(dst, data[:n], s.fv, (t-s.t0[k])/s.h[k])
 	return dst, nil
+}
+
+// values returns the stored values of step k, from its y on.
+func (s *Solution) values(k int) []float64 {
+	l := s.loc[k]
+	return s.blocks[l.block][int(l.off):]
 }

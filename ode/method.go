@@ -31,6 +31,10 @@ type stepper interface {
 	// dense returns the Hairer-form vectors F_j (see Tableau) of the
 	// accepted step, computing them on first use.
 	dense(t, h float64) [][]float64
+	// hermiteDense reports whether the continuous extension of the last
+	// accepted step is the cubic Hermite interpolant of (y, f) at its ends,
+	// which a dense Solution stores as y and f alone.
+	hermiteDense() bool
 	// controller returns the method's default step-size controller.
 	controller() controllerDefaults
 	// order is the order of the propagated solution (for the initial step).

@@ -248,6 +248,7 @@ func (st *rkStepper) order() int                 { return st.m.tab.Order }
 func (st *rkStepper) active() int                { return 0 }
 func (st *rkStepper) names() []string            { return []string{st.m.Name()} }
 func (st *rkStepper) accept(_, _ float64)        {}
+func (st *rkStepper) hermiteDense() bool         { return false }
 
 func (st *rkStepper) controller() controllerDefaults {
 	t := &st.m.tab

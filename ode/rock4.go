@@ -69,14 +69,20 @@ func (st *rock4Stepper) begin(p *Problem) error {
 	return nil
 }
 
-func (st *rock4Stepper) order() int      { return 4 }
-func (st *rock4Stepper) active() int     { return 0 }
-func (st *rock4Stepper) names() []string { return []string{"ROCK4"} }
-func (st *rock4Stepper) radius() float64 { return st.rho }
+func (st *rock4Stepper) order() int         { return 4 }
+func (st *rock4Stepper) active() int        { return 0 }
+func (st *rock4Stepper) names() []string    { return []string{"ROCK4"} }
+func (st *rock4Stepper) radius() float64    { return st.rho }
+func (st *rock4Stepper) hermiteDense() bool { return true }
 
+// controller is a PI controller with β₁ = 0.14, β₂ = 0.08 (close to
+// Söderlind's H211PI) and rock4.f's clamps h_new/h ∈ [0.1, 2]. rock4.f's own
+// predictive controller (safety 0.8) rejects about 9 % of the steps on the
+// flow of linattn, where its steps vary smoothly over long plateaus; this
+// one rejects 2 % and takes 10 % fewer evaluations at the same accuracy
+// (D = 16 power-law run: 405k against 453k, drop times to 8·10⁻⁸ both).
 func (st *rock4Stepper) controller() controllerDefaults {
-	// rock4.f: safety 0.8, fac ∈ [0.1, 2] (5 on the first step).
-	return controllerDefaults{errorOrder: 3, predictive: true, safety: 0.8, minScale: 0.1, maxScale: 2}
+	return controllerDefaults{errorOrder: 3, safety: 0.9, beta1: 0.14, beta2: 0.08, minScale: 0.1, maxScale: 2}
 }
 
 func (st *rock4Stepper) accept(_, _ float64) {

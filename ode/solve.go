@@ -298,6 +298,7 @@ func (r *run) accepted(h float64, last bool) (stop bool, err error) {
 		tnew = r.p.T1
 	}
 	in.t0, in.h = r.t, tnew-r.t
+	r.keepDense(tnew) // before a terminal event moves in.ynew
 	if len(r.s.Events) > 0 {
 		tStop, terminal := in.locateEvents(r.res, r.s.Events, r.cfg.samples, r.t, tnew)
 		if terminal {
@@ -306,15 +307,12 @@ func (r *run) accepted(h float64, last bool) (stop bool, err error) {
 			if tnew != in.t0+in.h { // at the step's end y₁ is exact
 				in.interpolate(in.ynew, tnew)
 			}
+			if sol := r.res.Solution; sol != nil {
+				sol.cut(tnew)
+			}
 		}
 	}
 	r.emitEval(tnew, in.ynew, true)
-	if sol := r.res.Solution; sol != nil {
-		sol.add(in.t0, in.h, tnew, in.y, in.st.dense(in.t0, in.h))
-		if lim := r.s.DenseLimit; lim > 0 && sol.size > lim {
-			r.res.Solution = nil
-		}
-	}
 	r.attribute(active)
 	if r.s.Observer != nil {
 		in.step.T0, in.step.T1, in.step.Y0, in.step.Y1 = r.t, tnew, in.y, in.ynew
@@ -336,6 +334,23 @@ func (r *run) accepted(h float64, last bool) (stop bool, err error) {
 		_, err = r.finish()
 	}
 	return stop, err
+}
+
+// keepDense adds the accepted step (in.t0, in.h) ending at t1 to the dense
+// solution, dropping the solution when it outgrows Settings.DenseLimit.
+func (r *run) keepDense(t1 float64) {
+	sol, in := r.res.Solution, r.in
+	if sol == nil {
+		return
+	}
+	if in.st.hermiteDense() {
+		sol.addHermite(in.t0, in.h, t1, in.y, in.f0, in.ynew, in.f1)
+	} else {
+		sol.add(in.t0, in.h, t1, in.y, in.f0, in.st.dense(in.t0, in.h))
+	}
+	if lim := r.s.DenseLimit; lim > 0 && sol.size > lim {
+		r.res.Solution = nil
+	}
 }
 
 // emitEval appends the requested output times up to t: y is the state at t

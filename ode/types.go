@@ -92,9 +92,10 @@ type Settings struct {
 // h·clamp(Safety·err^−Beta1·errPrev^Beta2, MinScale, MaxScale), never larger
 // than h right after a rejection; a step with err > 1 is retried with
 // h·max(MinScale, Safety·err^−Beta1). With Beta2 > 0 this is the PI
-// controller of Gustafsson (HNW II, IV.2; dopri5.f). ROCK4 and Rodas5P use
-// Gustafsson's predictive controller (HNW II, IV.8, eq. 8.21), as rock4.f
-// and rodas.f do; for them Beta1, Beta2 and Integral are ignored.
+// controller of Gustafsson (HNW II, IV.2; dopri5.f); ROCK4 uses it too, with
+// its own exponents. Rodas5P uses Gustafsson's predictive controller
+// (HNW II, IV.8, eq. 8.21) as rodas.f does; for it Beta1, Beta2 and Integral
+// are ignored.
 type Controller struct {
 	Safety   float64 // default 0.9
 	MinScale float64 // default: the method's (0.2 for DP5)

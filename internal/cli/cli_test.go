@@ -74,6 +74,9 @@ func TestDefaultRunGolden(t *testing.T) {
 	}
 	got := strings.ReplaceAll(stdout, dir, "DIR")
 	got = regexp.MustCompile(`in [0-9.]+ m?s\n`).ReplaceAllString(got, "in TIME\n")
+	// The golden file pins what users read (levels, drop times, final loss
+	// to the digits printed), not the solver's step counts.
+	got = regexp.MustCompile(`[0-9]+ steps, [0-9]+ evaluations, [0-9]+ rejected`).ReplaceAllString(got, "N steps, N evaluations, N rejected")
 	golden := filepath.Join("testdata", "run_default.golden")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
