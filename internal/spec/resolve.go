@@ -63,7 +63,7 @@ type Job struct {
 
 // MemoryLimit returns the bytes a job may use; Resolve refuses larger jobs.
 // It defaults to the memory the kernel reports available.
-var MemoryLimit = availableMemory
+var MemoryLimit = AvailableMemory
 
 // Resolve fills the defaults of every field the commands in groups read,
 // validates them and builds the job. Errors name the field and its allowed
@@ -384,9 +384,9 @@ func formatBytes(b float64) string {
 	return fmt.Sprintf("%.3g %s", b, units[i])
 }
 
-// availableMemory reads MemAvailable from /proc/meminfo; where that is not
-// readable it assumes 4 GB.
-func availableMemory() float64 {
+// AvailableMemory reads MemAvailable from /proc/meminfo, in bytes; where
+// that is not readable it assumes 4 GB.
+func AvailableMemory() float64 {
 	const fallback = 4e9
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
