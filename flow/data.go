@@ -134,6 +134,27 @@ func (d *Data) Trace() float64 { return d.trace }
 // A = E[Λ̂²] (paper eq. def-ad with 1/N → ν).
 func (d *Data) AEigenvalues() []float64 { return append([]float64(nil), d.a...) }
 
+// MapEigenvalues returns λ_d/a_d, the eigenvalues of the global minimum
+// M* = A⁻¹Λ; the fixed point M(S) keeps those of d ∈ S (docs/math.md
+// "Fixed points"). A head that learns e_d alone sits at v = (λ_d/a_d)^{1/3}.
+func (d *Data) MapEigenvalues() []float64 {
+	out := make([]float64, len(d.Lambda))
+	for i, l := range d.Lambda {
+		out[i] = l / d.a[i]
+	}
+	return out
+}
+
+// Gains returns λ_d³/a_d, the loss removed by learning e_d:
+// L(S) = tr(Λ) − Σ_{d∈S} λ_d³/a_d (paper eq. attnS-loss-MSm).
+func (d *Data) Gains() []float64 {
+	out := make([]float64, len(d.Lambda))
+	for i, l := range d.Lambda {
+		out[i] = l * l * l / d.a[i]
+	}
+	return out
+}
+
 // Covariance returns Λ = V diag(λ) Vᵀ.
 func (d *Data) Covariance() *mat.Dense { return d.fromEigen(d.Lambda) }
 
@@ -200,9 +221,9 @@ func (d *Data) LossOfMap(m *mat.Dense) float64 {
 // point that has learned the eigenvectors in S (0-based indices into the
 // sorted spectrum; paper eq. attnS-loss-MSm).
 func (d *Data) LossOfSubset(s []int) float64 {
-	l := d.trace
+	l, g := d.trace, d.Gains()
 	for _, i := range s {
-		l -= d.Lambda[i] * d.Lambda[i] * d.Lambda[i] / d.a[i]
+		l -= g[i]
 	}
 	return l
 }
@@ -213,8 +234,8 @@ func (d *Data) LossOfSubset(s []int) float64 {
 func (d *Data) PlateauLevels() []float64 {
 	out := make([]float64, d.Dim()+1)
 	out[0] = d.trace
-	for m, l := range d.Lambda {
-		out[m+1] = out[m] - l*l*l/d.a[m]
+	for m, g := range d.Gains() {
+		out[m+1] = out[m] - g
 	}
 	return out
 }

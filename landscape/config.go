@@ -3,22 +3,64 @@ package landscape
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/linattn/linattn/flow"
 	"gonum.org/v1/gonum/mat"
 )
 
-// Configuration returns a weight configuration of the separate model s (in
-// the original basis) that realizes M(S) for the subset in mask (docs/math.md
-// "Fixed points"; paper appendix "Weight Configuration with Minimal L2
-// Norm"): head j takes the j-th eigenvector e_d of S with
-// k_{j,1} = q_{j,1} = v e_d, v = (λ_d/a_d)^{1/3}, and every other weight is
-// zero. This is the minimum-norm configuration; it needs H ≥ |S|. When
-// H < |S| ≤ H·R, the eigenvectors are packed R to a head instead
-// (v = 1, k_{j,r} = q_{j,r} = (λ_d/a_d)^{1/2} e_d), still a fixed point
-// (conditions C1–C3) but not of minimal norm; beyond H·R, M(S) cannot be
-// realized and an error says so.
+// Realization is a way to realize M(S) by the separate model's weights.
+// The function-space fixed point is the same; the weight-space Jacobian,
+// and so the stability, is not (docs/math.md "Fixed points").
+type Realization int
+
+const (
+	// Packed groups the eigenvectors of S, in decreasing order of
+	// eigenvalue, R to a head: the configuration training from small
+	// initialization reaches. Each head is balanced, Σ_r ‖k_r‖² = v² and
+	// ‖k_r‖ = ‖q_r‖ (the conserved quantities of docs/math.md vanish at
+	// small initialization), so v³ = Σ_{d∈group} λ_d/a_d and
+	// k_r = q_r = (λ_d/(a_d v))^{1/2} e_d. It needs ⌈|S|/R⌉ ≤ H heads.
+	Packed Realization = iota
+	// OnePerHead gives each eigenvector of S its own head, k = q = v e_d with
+	// v = (λ_d/a_d)^{1/3}: the configuration of least ℓ₂ norm (paper
+	// appendix "Weight Configuration with Minimal L2 Norm"). It needs
+	// |S| ≤ H heads. For R = 1 it is the packed one.
+	OnePerHead
+)
+
+func (r Realization) String() string {
+	switch r {
+	case Packed:
+		return "packed"
+	case OnePerHead:
+		return "one per head"
+	}
+	return fmt.Sprintf("Realization(%d)", int(r))
+}
+
+// Configuration returns the configuration of the separate model s (in the
+// original basis) that training from small initialization reaches for the
+// subset in mask: Realize(s, mask, Packed).
 func Configuration(s *flow.System, mask uint64) ([]float64, error) {
+	return Realize(s, mask, Packed)
+}
+
+// Alternatives returns the realizations of mask that differ from the
+// packed one and fit in s: OnePerHead when R > 1, 2 ≤ |S| ≤ H.
+func Alternatives(s *flow.System, mask uint64) []Realization {
+	n := bits.OnesCount64(mask)
+	if s.Model.Kind == flow.Separate && s.Model.R > 1 && n >= 2 && n <= s.Model.H {
+		return []Realization{OnePerHead}
+	}
+	return nil
+}
+
+// Realize returns the configuration of the separate model s (in the
+// original basis) that realizes M(S) for the subset in mask in the given
+// way; every other weight is zero. Every such configuration is a fixed
+// point: G e_d = 0 for d ∈ S (conditions C1–C3 of the paper's appendix).
+func Realize(s *flow.System, mask uint64, how Realization) ([]float64, error) {
 	if s.Model.Kind != flow.Separate {
 		return nil, fmt.Errorf("landscape: Configuration is for the separate model; use MergedFixedPoints")
 	}
@@ -26,35 +68,44 @@ func Configuration(s *flow.System, mask uint64) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, r, d := s.Model.H, s.Model.R, s.Dim()
-	if sub.Size > h*r {
-		return nil, fmt.Errorf("landscape: |S| = %d eigenvectors need more than H·R = %d·%d key–query pairs; M(S) cannot be realized", sub.Size, h, r)
+	h, r := s.Model.H, s.Model.R
+	per := r // eigenvectors per head
+	if how == OnePerHead {
+		per = 1
+	} else if how != Packed {
+		return nil, fmt.Errorf("landscape: unknown realization %v", how)
 	}
-	a := s.Data.AEigenvalues()
+	if heads := (sub.Size + per - 1) / per; heads > h {
+		return nil, fmt.Errorf("landscape: |S| = %d eigenvectors %v need %d heads, H = %d; M(S) cannot be realized", sub.Size, how, heads, h)
+	}
+	ratio := s.Data.MapEigenvalues()
 	y := make([]float64, s.Len())
-	hr := h * r
-	kOff, qOff := h, h+hr*d
-	for j, e := range Indices(mask) {
-		ratio := s.Data.Lambda[e] / a[e]
-		var head, rank int
-		var v, c float64
-		if sub.Size <= h {
-			head, rank = j, 0
-			v = math.Cbrt(ratio)
-			c = v
-		} else {
-			head, rank = j/r, j%r
-			v, c = 1, math.Sqrt(ratio)
+	idx := Indices(mask)
+	for head := 0; head*per < len(idx); head++ {
+		group := idx[head*per : min((head+1)*per, len(idx))]
+		var v3 float64
+		for _, e := range group {
+			v3 += ratio[e]
 		}
+		v := math.Cbrt(v3)
 		y[head] = v
-		row := head*r + rank
-		for i := 0; i < d; i++ {
-			ed := s.Data.Vecs.At(i, e)
-			y[kOff+row*d+i] = c * ed
-			y[qOff+row*d+i] = c * ed
+		for rank, e := range group {
+			setKeyQuery(s, y, head*r+rank, e, math.Sqrt(ratio[e]/v))
 		}
 	}
 	return y, nil
+}
+
+// setKeyQuery sets key and query row of the separate model to c·e_d, in
+// the original basis.
+func setKeyQuery(s *flow.System, y []float64, row, e int, c float64) {
+	h, d := s.Model.H, s.Dim()
+	kOff, qOff := h, h+h*s.Model.R*d
+	for i := 0; i < d; i++ {
+		ed := s.Data.Vecs.At(i, e)
+		y[kOff+row*d+i] = c * ed
+		y[qOff+row*d+i] = c * ed
+	}
 }
 
 // MergedFixedPoint is one of the merged model's two fixed points: M_0 = {0}

@@ -165,18 +165,39 @@ func escapes(s *flow.System, ye []float64, learned []int) []Escape {
 // Point is a fixed point of the separate model with its analysis.
 type Point struct {
 	Subset
-	State     []float64 // configuration, original basis
-	Stability *Stability
+	Realization Realization
+	State       []float64 // configuration, original basis
+	Stability   *Stability
+	// Alternatives are the other realizations of M(S) (Alternatives),
+	// analyzed: with R > 1 the packed point training visits and the
+	// one-per-head point can differ in stability.
+	Alternatives []*Point
 }
 
-// AnalyzeSubset builds the configuration of mask (Configuration) and
-// analyzes it.
+// AnalyzeSubset builds the configuration that training reaches for mask
+// (Configuration, packed) and analyzes it, and each alternative
+// realization.
 func AnalyzeSubset(s *flow.System, mask uint64) (*Point, error) {
+	p, err := analyzeRealization(s, mask, Packed)
+	if err != nil {
+		return nil, err
+	}
+	for _, how := range Alternatives(s, mask) {
+		alt, err := analyzeRealization(s, mask, how)
+		if err != nil {
+			return nil, err
+		}
+		p.Alternatives = append(p.Alternatives, alt)
+	}
+	return p, nil
+}
+
+func analyzeRealization(s *flow.System, mask uint64, how Realization) (*Point, error) {
 	sub, err := SubsetOf(s.Data, mask)
 	if err != nil {
 		return nil, err
 	}
-	y, err := Configuration(s, mask)
+	y, err := Realize(s, mask, how)
 	if err != nil {
 		return nil, err
 	}
@@ -184,5 +205,5 @@ func AnalyzeSubset(s *flow.System, mask uint64) (*Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Point{Subset: sub, State: y, Stability: st}, nil
+	return &Point{Subset: sub, Realization: how, State: y, Stability: st}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -791,5 +792,76 @@ func TestReadmePythonSnippet(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "figure.png")); err != nil || fi.Size() < 10000 {
 		t.Fatalf("no figure drawn: %v", err)
+	}
+}
+
+// TestReducedMergedBalanced: with a white Λ the merged closed form is exact
+// only from a balanced, aligned start. From the random start the command
+// says so and records the distance; with -balanced the flow follows the
+// closed form to the integration tolerance.
+func TestReducedMergedBalanced(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"reduced", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10", "-eigvecs", "identity", "-q"}
+	result := func(extra ...string) (map[string]any, string) {
+		out := filepath.Join(dir, fmt.Sprintf("r%d.npz", len(extra)))
+		code, stdout, stderr := runCLI(t, append(append(args, "-o", out), extra...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		b, err := os.ReadFile(sidecarPath(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var side struct {
+			Meta struct{ Result map[string]any } `json:"meta"`
+		}
+		if err := json.Unmarshal(b, &side); err != nil {
+			t.Fatal(err)
+		}
+		return side.Meta.Result, stdout
+	}
+	random, stdout := result()
+	if random["closed_form_exact"] != false || random["start_distance_from_balanced"].(float64) < 0.1 || !strings.Contains(stdout, "-balanced") {
+		t.Errorf("random start: result %v, summary %q; want the closed form flagged as not exact", random, stdout)
+	}
+	balanced, _ := result("-balanced")
+	if balanced["closed_form_exact"] != true || balanced["closed_form_max_deviation"].(float64) > 1e-7 {
+		t.Errorf("-balanced: result %v; want the closed form exact to 1e-7", balanced)
+	}
+	code, _, stderr := runCLI(t, "run", "-balanced", "-o", filepath.Join(dir, "x.npz"))
+	if code != 2 || !strings.Contains(stderr, "-balanced is for the merged model") {
+		t.Errorf("-balanced with the separate model: exit %d, %q", code, stderr)
+	}
+}
+
+// TestLandscapeRankSummary: with R = 2 the landscape analyzes the packed
+// configuration training visits, says which plateaus are long, and writes
+// the one-per-head realization beside it (the paper's D = 4 example, H = 5:
+// S = {1,2} is a higher-order saddle packed, a strict saddle with 4
+// positive eigenvalues one per head).
+func TestLandscapeRankSummary(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "l.npz")
+	code, stdout, stderr := runCLI(t, "landscape", "-H", "5", "-R", "2", "-q", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "the plateaus after m = [2] learned are long (higher-order saddles), after m = [1 3] short") {
+		t.Errorf("summary lacks the rank line:\n%s", stdout)
+	}
+	r, err := npz.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ints := func(name string) []int64 {
+		var x []int64
+		if err := r.Read(name+".npy", &x); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return x
+	}
+	class, altClass, altPos := ints("class"), ints("alt_class"), ints("alt_n_positive")
+	if class[0b0011] != 2 || altClass[0b0011] != 1 || altPos[0b0011] != 4 {
+		t.Errorf("S = {1,2}: class %v, alternative class %v with %v positive; want 2, 1, 4", class[3], altClass[3], altPos[3])
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -103,6 +104,9 @@ func separateLandscape(e *env, job *spec.Job) error {
 			export.Floats("residual", flts(func(st *landscape.Stability) float64 { return st.Residual }), rows),
 			export.Floats("jacobian_eigenvalues", eig, rows, n),
 		)
+		if s.Model.R > 1 {
+			arrays = append(arrays, alternativeArrays(stab)...)
+		}
 	}
 	arrays = append(arrays, dataArrays(data)...)
 	m := newMeta(e, job, start)
@@ -146,9 +150,61 @@ func separateLandscape(e *env, job *spec.Job) error {
 		if d > 4 {
 			fmt.Fprintf(w, "(the path points; all %d are in %s)\n", rows, e.out)
 		}
+		if s.Model.R > 1 {
+			printRankSummary(w, stab, s.Model.R)
+		}
 	}
 	fmt.Fprintf(w, "wrote %s and %s in %s\n", e.out, sidecarPath(e.out), formatDuration(time.Since(start)))
 	return runErr
+}
+
+// alternativeArrays describe, for R > 1, the one-per-head realization of
+// each M(S) beside the packed one that training visits: alt_exists, and
+// alt_class, alt_n_positive, alt_unstable_rate (0 where it does not exist).
+func alternativeArrays(stab []*landscape.Point) []export.Array {
+	rows := len(stab)
+	exists := make([]bool, rows)
+	class, npos := make([]int64, rows), make([]int64, rows)
+	rate := make([]float64, rows)
+	for i, p := range stab {
+		if len(p.Alternatives) == 0 {
+			continue
+		}
+		st := p.Alternatives[0].Stability
+		exists[i], class[i], npos[i], rate[i] = true, int64(st.Class), int64(st.Positive), st.UnstableRate
+	}
+	return []export.Array{
+		export.Bools("alt_exists", exists, rows),
+		export.Ints("alt_class", class, rows),
+		export.Ints("alt_n_positive", npos, rows),
+		export.Floats("alt_unstable_rate", rate, rows),
+	}
+}
+
+// printRankSummary states, for R > 1, which plateaus on the path are long
+// (higher-order saddles of the packed configuration) and where the
+// one-per-head realization would have been classified differently.
+func printRankSummary(w io.Writer, stab []*landscape.Point, r int) {
+	var long, short []int
+	for _, p := range stab {
+		if !p.OnPath || p.Size == 0 || p.Stability.Class == landscape.Minimum {
+			continue
+		}
+		if p.Stability.Class == landscape.HigherOrderSaddle {
+			long = append(long, p.Size)
+		} else {
+			short = append(short, p.Size)
+		}
+	}
+	fmt.Fprintf(w, "rank R = %d: training packs %d eigenvectors into a head; the plateaus after m = %v learned are long (higher-order saddles), after m = %v short (strict saddles)\n", r, r, long, short)
+	for _, p := range stab {
+		for _, a := range p.Alternatives {
+			if p.OnPath && a.Stability.Class != p.Stability.Class {
+				fmt.Fprintf(w, "  S = %v: packed %v; %v it would be a %v (%d positive eigenvalues)\n",
+					oneBased(landscape.Indices(p.Mask)), p.Stability.Class, a.Realization, a.Stability.Class, a.Stability.Positive)
+			}
+		}
+	}
 }
 
 func fastestEscape(st *landscape.Stability) float64 {

@@ -195,8 +195,32 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 		}
 		arrays = append(arrays, export.Floats("loss_closed_form", cf, nt))
 		fmt.Fprintf(w, "white Λ: loss_closed_form holds the closed form with s₀ = ‖w₂(0)‖² = %.6g\n", s0)
+		dist, dev := balancedDistance(s, job.Y0), 0.0
+		for i := range cf {
+			dev = math.Max(dev, math.Abs(cf[i]-tr.Loss[i]))
+		}
+		exact := dist <= 1e-12
+		result["closed_form_exact"], result["start_distance_from_balanced"], result["closed_form_max_deviation"] = exact, dist, dev
+		if !exact {
+			fmt.Fprintf(w, "the start is not balanced and aligned (relative distance %.3g from U_i = v_i I/√D): the closed form is exact only from such a start (-balanced); here it differs from the flow by up to %.3g in loss\n", dist, dev)
+		}
 	}
 	return arrays, result, nil
+}
+
+// balancedDistance is ‖y − y_b‖/‖y_b‖ for the balanced, aligned start y_b
+// with y's value weights (docs/math.md "Closed form for the merged model").
+func balancedDistance(s *flow.System, y []float64) float64 {
+	yb, err := s.BalancedAligned(y[:s.Model.H])
+	if err != nil {
+		return math.Inf(1)
+	}
+	var num, den float64
+	for i := range y {
+		num += (y[i] - yb[i]) * (y[i] - yb[i])
+		den += yb[i] * yb[i]
+	}
+	return math.Sqrt(num / den)
 }
 
 func white(l []float64) bool {

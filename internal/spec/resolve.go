@@ -158,6 +158,11 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 		delete(s.given, "R") // keys and queries are merged: R has no meaning
 		s.R = 0
 	}
+	if s.Model == "merged" && !s.given["init"] {
+		def("balanced", func() { s.Balanced = false })
+	} else if s.Balanced {
+		return nil, fmt.Errorf("-balanced is for the merged model's random start, not %s", map[bool]string{true: "-init", false: "-model " + s.Model}[s.given["init"]])
+	}
 	def("tau", func() { s.Tau = 1 })
 	if !(s.Tau > 0) || math.IsInf(s.Tau, 0) {
 		return nil, fmt.Errorf("-tau = %g, want a finite time constant τ > 0", s.Tau)
@@ -277,6 +282,10 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 		}
 	} else if job.Y0, err = job.System.Init(s.WInit, s.Seed); err != nil {
 		return nil, err
+	} else if s.Balanced {
+		if job.Y0, err = job.System.BalancedAligned(job.Y0[:job.System.Model.H]); err != nil {
+			return nil, err
+		}
 	}
 	if reads[Solver] {
 		job.Method = Methods[s.Method]

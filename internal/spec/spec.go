@@ -38,6 +38,7 @@ type Spec struct {
 	WInit    float64
 	Seed     uint64
 	Init     string
+	Balanced bool
 	Tau      float64
 
 	T       float64
@@ -105,7 +106,9 @@ var Fields = []Field{
 	{Name: "seed", Usage: "seed of the random initialization, an integer in [0, 2^64) (default 3)",
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Seed }},
 	{Name: "init", Usage: "FILE.npz with the initial weights in the original coordinates: v (H,) and K, Q (H, R, D) for separate, U (H, D, D) for merged",
-		Alternatives: []string{"winit", "seed"}, ptr: func(s *Spec) any { return &s.Init }},
+		Alternatives: []string{"winit", "seed", "balanced"}, ptr: func(s *Spec) any { return &s.Init }},
+	{Name: "balanced", Usage: "merged model: start balanced and aligned, U_i = v_i I/√D with the paper's random v (w_init, seed), the start from which the white-Λ closed form is exact (default false)",
+		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Balanced }},
 	{Name: "tau", Usage: "time constant τ > 0 of the flow; gradient descent with learning rate η follows it with t/τ = 2η·steps (default 1)",
 		ptr: func(s *Spec) any { return &s.Tau }},
 
@@ -442,7 +445,7 @@ func (v *Value) Type() string {
 	return ""
 }
 
-// IsBoolFlag lets -stability stand for -stability=true.
+// IsBoolFlag lets -stability (and -balanced) stand for -stability=true.
 func (v *Value) IsBoolFlag() bool {
 	_, ok := v.field.ptr(v.spec).(*bool)
 	return ok
