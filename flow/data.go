@@ -14,16 +14,24 @@ import (
 // with Λ = Σ_d λ_d e_d e_dᵀ, tasks w ~ N(0, I), and the context length
 // entering only through ν = E[1/N] (docs/math.md, "Conventions").
 type Data struct {
-	// Lambda holds the eigenvalues λ_1 ≥ … ≥ λ_D > 0.
-	Lambda []float64
-	// Vecs holds the orthonormal eigenvectors e_d as columns (D×D).
-	Vecs *mat.Dense
-	// Nu is E[1/N] ∈ (0, 1].
-	Nu float64
-
-	a     []float64 // eigenvalues of A = E[Λ̂²]
-	trace float64
+	lambda []float64  // eigenvalues λ_1 ≥ … ≥ λ_D > 0
+	vecs   *mat.Dense // orthonormal eigenvectors e_d as columns (D×D)
+	nu     float64    // E[1/N] ∈ (0, 1]
+	a      []float64  // eigenvalues of A = E[Λ̂²]
+	trace  float64
 }
+
+// Data is immutable: the accessors return copies.
+
+// Lambda returns the eigenvalues λ_1 ≥ … ≥ λ_D > 0 of Λ.
+func (d *Data) Lambda() []float64 { return append([]float64(nil), d.lambda...) }
+
+// Vecs returns the orthonormal eigenvectors e_d as the columns of a D×D
+// matrix.
+func (d *Data) Vecs() *mat.Dense { return mat.DenseCopyOf(d.vecs) }
+
+// Nu returns ν = E[1/N] ∈ (0, 1].
+func (d *Data) Nu() float64 { return d.nu }
 
 // NewData returns the task with eigenvalues lambda, eigenvectors the columns
 // of vecs (nil means the identity) and ν = nu. The eigenpairs are sorted by
@@ -65,11 +73,11 @@ func NewData(lambda []float64, vecs *mat.Dense, nu float64) (*Data, error) {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(i, j int) bool { return lambda[order[i]] > lambda[order[j]] })
-	data := &Data{Lambda: make([]float64, d), Vecs: mat.NewDense(d, d, nil), Nu: nu}
+	data := &Data{lambda: make([]float64, d), vecs: mat.NewDense(d, d, nil), nu: nu}
 	for k, i := range order {
-		data.Lambda[k] = lambda[i]
+		data.lambda[k] = lambda[i]
 		for r := 0; r < d; r++ {
-			data.Vecs.Set(r, k, vecs.At(r, i))
+			data.vecs.Set(r, k, vecs.At(r, i))
 		}
 	}
 	data.init()
@@ -115,17 +123,17 @@ func NewDataCovariance(cov *mat.Dense, nu float64) (*Data, error) {
 
 func (d *Data) init() {
 	d.trace = 0
-	for _, l := range d.Lambda {
+	for _, l := range d.lambda {
 		d.trace += l
 	}
-	d.a = make([]float64, len(d.Lambda))
-	for i, l := range d.Lambda {
-		d.a[i] = l * l * (1 + d.Nu*(1+d.trace/l))
+	d.a = make([]float64, len(d.lambda))
+	for i, l := range d.lambda {
+		d.a[i] = l * l * (1 + d.nu*(1+d.trace/l))
 	}
 }
 
 // Dim returns D.
-func (d *Data) Dim() int { return len(d.Lambda) }
+func (d *Data) Dim() int { return len(d.lambda) }
 
 // Trace returns tr(Λ).
 func (d *Data) Trace() float64 { return d.trace }
@@ -138,8 +146,8 @@ func (d *Data) AEigenvalues() []float64 { return append([]float64(nil), d.a...) 
 // M* = A⁻¹Λ; the fixed point M(S) keeps those of d ∈ S (docs/math.md
 // "Fixed points"). A head that learns e_d alone sits at v = (λ_d/a_d)^{1/3}.
 func (d *Data) MapEigenvalues() []float64 {
-	out := make([]float64, len(d.Lambda))
-	for i, l := range d.Lambda {
+	out := make([]float64, len(d.lambda))
+	for i, l := range d.lambda {
 		out[i] = l / d.a[i]
 	}
 	return out
@@ -148,15 +156,15 @@ func (d *Data) MapEigenvalues() []float64 {
 // Gains returns λ_d³/a_d, the loss removed by learning e_d:
 // L(S) = tr(Λ) − Σ_{d∈S} λ_d³/a_d (paper eq. attnS-loss-MSm).
 func (d *Data) Gains() []float64 {
-	out := make([]float64, len(d.Lambda))
-	for i, l := range d.Lambda {
+	out := make([]float64, len(d.lambda))
+	for i, l := range d.lambda {
 		out[i] = l * l * l / d.a[i]
 	}
 	return out
 }
 
 // Covariance returns Λ = V diag(λ) Vᵀ.
-func (d *Data) Covariance() *mat.Dense { return d.fromEigen(d.Lambda) }
+func (d *Data) Covariance() *mat.Dense { return d.fromEigen(d.lambda) }
 
 // A returns E[Λ̂²] = Λ² + ν(Λ + tr(Λ)I)Λ (paper eq. ELambdaLambda-varylen).
 func (d *Data) A() *mat.Dense { return d.fromEigen(d.a) }
@@ -169,7 +177,7 @@ func (d *Data) fromEigen(w []float64) *mat.Dense {
 		for j := 0; j < n; j++ {
 			var s float64
 			for k := 0; k < n; k++ {
-				s += d.Vecs.At(i, k) * w[k] * d.Vecs.At(j, k)
+				s += d.vecs.At(i, k) * w[k] * d.vecs.At(j, k)
 			}
 			out.Set(i, j, s)
 		}
@@ -180,7 +188,7 @@ func (d *Data) fromEigen(w []float64) *mat.Dense {
 // EYZ returns E[y_q z] = vec(Λ²) ∈ R^{D²} (paper eq. Eyz; vec stacks
 // columns).
 func (d *Data) EYZ() []float64 {
-	l2 := d.fromEigen(square(d.Lambda))
+	l2 := d.fromEigen(square(d.lambda))
 	return vec(l2)
 }
 

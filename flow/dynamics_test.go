@@ -128,7 +128,7 @@ func TestSubsetConfigurationsAreFixedPoints(t *testing.T) {
 				continue
 			}
 			set = append(set, e)
-			v := math.Cbrt(data.Lambda[e] / a[e])
+			v := math.Cbrt(data.Lambda()[e] / a[e])
 			y[head] = v
 			row := head * s.Model.R // r = 0
 			y[s.Model.H+row*d+e] = v

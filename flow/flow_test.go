@@ -153,7 +153,7 @@ func TestStatistics(t *testing.T) {
 	tmp.Scale(data.Trace(), mat.NewDiagDense(3, []float64{1, 1, 1}))
 	tmp.Add(&tmp, lam)
 	tmp.Mul(&tmp, lam)
-	tmp.Scale(data.Nu, &tmp)
+	tmp.Scale(data.Nu(), &tmp)
 	want.Add(&want, &tmp)
 	if !mat.EqualApprox(a, &want, 1e-14) {
 		t.Errorf("A = %v, want Λ² + ν(Λ + tr Λ I)Λ = %v", mat.Formatted(a), mat.Formatted(&want))
@@ -257,13 +257,13 @@ func mustData(t testing.TB) *Data {
 
 func TestCovarianceRoundTrip(t *testing.T) {
 	data := testData(t, []float64{0.7, 0.2, 0.1}, 9)
-	d2, err := NewDataCovariance(data.Covariance(), data.Nu)
+	d2, err := NewDataCovariance(data.Covariance(), data.Nu())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range data.Lambda {
-		if math.Abs(d2.Lambda[i]-data.Lambda[i]) > 1e-14 {
-			t.Errorf("eigenvalue %d: %v, want %v", i, d2.Lambda[i], data.Lambda[i])
+	for i := range data.Lambda() {
+		if math.Abs(d2.Lambda()[i]-data.Lambda()[i]) > 1e-14 {
+			t.Errorf("eigenvalue %d: %v, want %v", i, d2.Lambda()[i], data.Lambda()[i])
 		}
 	}
 	if !mat.EqualApprox(d2.Covariance(), data.Covariance(), 1e-14) {
@@ -322,4 +322,21 @@ func paperExample(t testing.TB, kind Kind, seed uint64) (*System, []float64) {
 		t.Fatal(err)
 	}
 	return s, y0
+}
+
+// TestDataImmutable: Data's accessors return copies, so changing them
+// changes nothing cached (the issue of an exported field edited after
+// construction, with A and tr(Λ) left stale).
+func TestDataImmutable(t *testing.T) {
+	nu, _ := NuFixed(31)
+	data, err := NewData([]float64{0.4, 0.3, 0.2, 0.1}, RandomRotation(4, 1), nu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, vec := data.MinLoss(), data.Vecs().At(1, 2)
+	data.Lambda()[0] = 9
+	data.Vecs().Set(1, 2, 5)
+	if data.MinLoss() != before || data.Lambda()[0] != 0.4 || data.Vecs().At(1, 2) != vec {
+		t.Errorf("Data changed through its accessors: L* %v → %v, λ₁ = %v", before, data.MinLoss(), data.Lambda()[0])
+	}
 }

@@ -104,10 +104,10 @@ func NewSystem(data *Data, m Model) (*System, error) {
 	default:
 		return nil, fmt.Errorf("flow: Kind = %d, want Merged or Separate", int(m.Kind))
 	}
-	s.lam2 = square(data.Lambda)
+	s.lam2 = square(data.lambda)
 	s.scr = newScratch(s)
-	s.rotTo = mat.DenseCopyOf(data.Vecs.T())
-	s.vecs = mat.DenseCopyOf(data.Vecs).RawMatrix().Data
+	s.rotTo = mat.DenseCopyOf(data.vecs.T())
+	s.vecs = mat.DenseCopyOf(data.vecs).RawMatrix().Data
 	s.vecsT = s.rotTo.RawMatrix().Data
 	return s, nil
 }

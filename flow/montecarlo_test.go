@@ -159,7 +159,7 @@ func TestMonteCarloAgainstAttentionLayer(t *testing.T) {
 			sqrtCov := mat.NewDense(d, d, nil) // V diag(√λ)
 			for a := 0; a < d; a++ {
 				for b := 0; b < d; b++ {
-					sqrtCov.Set(a, b, data.Vecs.At(a, b)*math.Sqrt(data.Lambda[b]))
+					sqrtCov.Set(a, b, data.Vecs().At(a, b)*math.Sqrt(data.Lambda()[b]))
 				}
 			}
 			cum := make([]float64, len(tc.weights))

@@ -62,7 +62,7 @@ func (s *System) Func() func(t float64, y, dydt []float64) {
 // under a change m of M). Λ and A are diagonal in eigen coordinates.
 func (s *System) residual(g, m []float64, withLam2 bool) {
 	d := s.d
-	lam, a := s.Data.Lambda, s.Data.a
+	lam, a := s.Data.lambda, s.Data.a
 	for i := 0; i < d; i++ {
 		row := m[i*d : (i+1)*d]
 		grow := g[i*d : (i+1)*d]
@@ -229,7 +229,7 @@ func (s *System) Loss(y []float64) float64 {
 	s.checkLen("y", y)
 	s.effectiveMap(y)
 	d := s.d
-	lam, a := s.Data.Lambda, s.Data.a
+	lam, a := s.Data.lambda, s.Data.a
 	l := s.Data.trace
 	for i := 0; i < d; i++ {
 		row := s.scr.m[i*d : (i+1)*d]

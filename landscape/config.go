@@ -102,7 +102,7 @@ func setKeyQuery(s *flow.System, y []float64, row, e int, c float64) {
 	h, d := s.Model.H, s.Dim()
 	kOff, qOff := h, h+h*s.Model.R*d
 	for i := 0; i < d; i++ {
-		ed := s.Data.Vecs.At(i, e)
+		ed := s.Data.Vecs().At(i, e)
 		y[kOff+row*d+i] = c * ed
 		y[qOff+row*d+i] = c * ed
 	}
@@ -126,12 +126,12 @@ func MergedFixedPoints(s *flow.System) ([]MergedFixedPoint, error) {
 	d, h := s.Dim(), s.Model.H
 	a := s.Data.AEigenvalues()
 	diag := make([]float64, d)
-	for i, l := range s.Data.Lambda {
+	for i, l := range s.Data.Lambda() {
 		diag[i] = l / a[i]
 	}
 	var mstar mat.Dense // V diag(λ/a) Vᵀ = A⁻¹Λ
-	mstar.Mul(s.Data.Vecs, mat.NewDiagDense(d, diag))
-	mstar.Mul(&mstar, s.Data.Vecs.T())
+	mstar.Mul(s.Data.Vecs(), mat.NewDiagDense(d, diag))
+	mstar.Mul(&mstar, s.Data.Vecs().T())
 	v := math.Sqrt(mat.Norm(&mstar, 2))
 	y := make([]float64, s.Len())
 	y[0] = v

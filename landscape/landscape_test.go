@@ -192,7 +192,7 @@ func TestPaperStability(t *testing.T) {
 			for _, e := range st.Escapes {
 				best = math.Max(best, e.Rate)
 			}
-			next := s.Data.Lambda[p.Size]
+			next := s.Data.Lambda()[p.Size]
 			if math.Abs(best-next*next) > 1e-15 {
 				t.Errorf("path point %v: fastest escape %v, want λ_%d² = %v", Indices(mask), best, p.Size+1, next*next)
 			}
@@ -231,7 +231,7 @@ func TestMergedFixedPoints(t *testing.T) {
 			t.Fatal(err)
 		}
 		var f float64
-		for _, l := range data.Lambda {
+		for _, l := range data.Lambda() {
 			f += l * l * l * l
 		}
 		for _, p := range pts {

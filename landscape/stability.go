@@ -94,7 +94,7 @@ func Analyze(s *flow.System, y []float64, learned []int) (*Stability, error) {
 	for i, m := range mu {
 		st.HessianEigenvalues[len(mu)-1-i] = -2 * tau * m
 	}
-	scale := s.Data.Lambda[0] * s.Data.Lambda[0] / tau
+	scale := s.Data.Lambda()[0] * s.Data.Lambda()[0] / tau
 	for _, m := range mu {
 		scale = math.Max(scale, math.Abs(m))
 	}
@@ -154,7 +154,7 @@ func escapes(s *flow.System, ye []float64, learned []int) []Escape {
 		}
 		for e := 0; e < d; e++ {
 			if !in[e] {
-				l := s.Data.Lambda[e]
+				l := s.Data.Lambda()[e]
 				out = append(out, Escape{Head: i, Eigen: e, Rate: l * l / s.Model.Tau})
 			}
 		}

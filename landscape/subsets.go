@@ -49,7 +49,7 @@ func NewTable(data *flow.Data) (*Table, error) {
 	if d := data.Dim(); d > MaxEnumerateDim {
 		return nil, fmt.Errorf("landscape: D = %d, the table supports D ≤ %d", d, MaxEnumerateDim)
 	}
-	return &Table{lambda: data.Lambda, gain: data.Gains(), trace: data.Trace()}, nil
+	return &Table{lambda: data.Lambda(), gain: data.Gains(), trace: data.Trace()}, nil
 }
 
 // Len returns 2^D.

@@ -39,7 +39,7 @@ func Chain(data *flow.Data, tau float64, entry []float64) ([]Plateau, error) {
 	a := data.AEigenvalues()
 	out := make([]Plateau, d)
 	for m := 0; m < d; m++ {
-		an, err := NewAnsatz(data.Lambda[m], a[m], tau)
+		an, err := NewAnsatz(data.Lambda()[m], a[m], tau)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +53,7 @@ func Chain(data *flow.Data, tau float64, entry []float64) ([]Plateau, error) {
 		}
 		out[m] = Plateau{
 			M: m, Level: levels[m], Ansatz: an, VStar: an.VStar(), Entry: v0,
-			Duration: tau / (data.Lambda[m] * data.Lambda[m] * v0),
+			Duration: tau / (data.Lambda()[m] * data.Lambda()[m] * v0),
 			ToDrop:   toDrop,
 		}
 	}
@@ -135,8 +135,8 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 		if m > 0 {
 			start = trans[m-1].T
 		}
-		vs := math.Cbrt(data.Lambda[m] / a[m])
-		end := trans[m].T + 10*s.Model.Tau/(3*data.Lambda[m]*data.Lambda[m]*vs)
+		vs := math.Cbrt(data.Lambda()[m] / a[m])
+		end := trans[m].T + 10*s.Model.Tau/(3*data.Lambda()[m]*data.Lambda()[m]*vs)
 		if m+1 < len(trans) {
 			end = math.Min(end, trans[m+1].T)
 		}
@@ -171,7 +171,7 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 			return nil, fmt.Errorf("reduced: no free head for drop %d", m+1)
 		}
 		used[head] = true
-		an, err := NewAnsatz(data.Lambda[m], a[m], s.Model.Tau)
+		an, err := NewAnsatz(data.Lambda()[m], a[m], s.Model.Tau)
 		if err != nil {
 			return nil, err
 		}

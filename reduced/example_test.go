@@ -15,7 +15,7 @@ func ExampleAnsatz_PlateauLength() {
 	nu, _ := flow.NuFixed(31)
 	data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
 	a := data.AEigenvalues()
-	an, _ := reduced.NewAnsatz(data.Lambda[0], a[0], 1)
+	an, _ := reduced.NewAnsatz(data.Lambda()[0], a[0], 1)
 	exact, estimate, _ := an.PlateauLength(1e-3)
 	fmt.Printf("v* = %.4f, plateau %.1f τ (estimate %.1f τ)\n", an.VStar(), exact, estimate)
 	// Output:

@@ -65,7 +65,7 @@ func MergedPlateau(data *flow.Data, tau, s0 float64) (float64, error) {
 		return 0, fmt.Errorf("reduced: MergedPlateau needs τ > 0 and 0 < s0 < 1, got τ = %g, s0 = %g", tau, s0)
 	}
 	var f float64
-	for _, l := range data.Lambda {
+	for _, l := range data.Lambda() {
 		f += l * l * l * l
 	}
 	return tau / (2 * math.Sqrt(f)) * math.Log(1/s0), nil
@@ -99,7 +99,7 @@ func MergedDropTime(s *flow.System, y0 []float64) (float64, error) {
 	d, h := s.Dim(), s.Model.H
 	a := data.AEigenvalues()
 	var g2, a5 float64
-	for i, l := range data.Lambda {
+	for i, l := range data.Lambda() {
 		l4 := l * l * l * l
 		g2 += l4
 		a5 += a[i] * l4 * l
@@ -111,7 +111,7 @@ func MergedDropTime(s *flow.System, y0 []float64) (float64, error) {
 	for i := 0; i < h; i++ {
 		var um float64 // ⟨U'_i, m⟩ with m = diag(λ²)/γ in eigen coordinates
 		for e := 0; e < d; e++ {
-			um += ye[h+i*d*d+e*d+e] * data.Lambda[e] * data.Lambda[e] / gamma
+			um += ye[h+i*d*d+e*d+e] * data.Lambda()[e] * data.Lambda()[e] / gamma
 		}
 		c := ye[i] + um
 		seff += c * c / 4

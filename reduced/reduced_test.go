@@ -21,7 +21,7 @@ func paperData(t testing.TB) *flow.Data {
 
 func secondPlateau(t testing.TB) Ansatz {
 	d := paperData(t)
-	an, err := NewAnsatz(d.Lambda[1], d.AEigenvalues()[1], 1.3)
+	an, err := NewAnsatz(d.Lambda()[1], d.AEigenvalues()[1], 1.3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestChain(t *testing.T) {
 		}
 		// Value weight of the learned head: λ^{-1/3}(1 + (1 + tr Λ/λ)/N)^{-1/3}
 		// (paper eq. attnS-Mm-ansatz).
-		l := data.Lambda[m]
+		l := data.Lambda()[m]
 		want := math.Pow(l, -1.0/3) * math.Pow(1+(1+data.Trace()/l)/31, -1.0/3)
 		if math.Abs(p.VStar-want) > 1e-14 || math.Abs(p.VStar-math.Cbrt(l/a[m])) > 1e-14 {
 			t.Errorf("plateau %d: v* = %v, want %v", m, p.VStar, want)
@@ -202,7 +202,7 @@ func TestCompareWithFullFlow(t *testing.T) {
 	}
 	heads := map[int]bool{}
 	for _, c := range cs {
-		width := s.Model.Tau / (data.Lambda[c.M] * data.Lambda[c.M] * c.VStar)
+		width := s.Model.Tau / (data.Lambda()[c.M] * data.Lambda()[c.M] * c.VStar)
 		t.Logf("drop %d (head %d): deviation %.3g v*, predicted t = %.2f, observed %.2f; from t_m: %.1f",
 			c.M+1, c.Head, c.MaxDeviation, c.Predicted, c.ObservedT, c.PredictedFromStart)
 		if c.MaxDeviation > 0.012 {

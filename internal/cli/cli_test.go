@@ -144,8 +144,8 @@ func TestRunArraysRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string][]float64{"t": tr.Times, "loss": tr.Loss, "eigvals": s.Data.Lambda,
-				"plateaus": s.Data.PlateauLevels(), "Lambda": rowMajor(s.Data.Covariance()), "eigvecs": rowMajor(s.Data.Vecs)}
+			want := map[string][]float64{"t": tr.Times, "loss": tr.Loss, "eigvals": s.Data.Lambda(),
+				"plateaus": s.Data.PlateauLevels(), "Lambda": rowMajor(s.Data.Covariance()), "eigvecs": rowMajor(s.Data.Vecs())}
 			n, h, d := s.Len(), s.Model.H, s.Dim()
 			for i := range tr.Times {
 				y := tr.States[i*n : (i+1)*n]

@@ -102,7 +102,7 @@ func newMeta(e *env, job *spec.Job, start time.Time) *meta {
 		Output: filepath.Base(e.out), Inputs: job.Inputs,
 		WallSeconds: time.Since(start).Seconds(),
 		Problem: problemMeta{
-			Eigvals: s.Data.Lambda, Nu: s.Data.Nu, Plateaus: s.Data.PlateauLevels(),
+			Eigvals: s.Data.Lambda(), Nu: s.Data.Nu(), Plateaus: s.Data.PlateauLevels(),
 			LStar: s.Data.MinLoss(), LMin: s.MinLoss(),
 			ExpressivityLimited: s.ExpressivityLimited, StateSize: s.Len(),
 		},
@@ -280,8 +280,8 @@ func dataArrays(data *flow.Data) []export.Array {
 	d := data.Dim()
 	return []export.Array{
 		export.Floats("Lambda", rowMajor(data.Covariance()), d, d),
-		export.Floats("eigvals", data.Lambda, d),
-		export.Floats("eigvecs", rowMajor(data.Vecs), d, d),
+		export.Floats("eigvals", data.Lambda(), d),
+		export.Floats("eigvecs", rowMajor(data.Vecs()), d, d),
 		export.Floats("plateaus", data.PlateauLevels(), d+1),
 	}
 }

@@ -74,7 +74,7 @@ func reducedSeparate(e *env, job *spec.Job, T float64) ([]export.Array, map[stri
 	levels := data.PlateauLevels()
 	vstar := make([]float64, d)
 	for i := range vstar {
-		an, err := reduced.NewAnsatz(data.Lambda[i], a[i], s.Model.Tau)
+		an, err := reduced.NewAnsatz(data.Lambda()[i], a[i], s.Model.Tau)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -185,8 +185,8 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 		arrays = append(arrays, export.Floats("t_drop_observed", []float64{observed}))
 		result["t_drop_observed"] = observed
 	}
-	if white(data.Lambda) {
-		mw := reduced.MergedWhite{C: data.Lambda[0], Nu: data.Nu, Tau: s.Model.Tau, D: data.Dim(), S0: s0}
+	if white(data.Lambda()) {
+		mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
 		cf := make([]float64, nt)
 		for i, t := range tr.Times {
 			if cf[i], err = mw.Loss(t); err != nil {

@@ -428,7 +428,7 @@ func predictions(job *spec.Job, trans []flow.Transition) []float64 {
 			break
 		}
 		used[head] = true
-		an, err := reduced.NewAnsatz(s.Data.Lambda[i], a[i], s.Model.Tau)
+		an, err := reduced.NewAnsatz(s.Data.Lambda()[i], a[i], s.Model.Tau)
 		if err != nil {
 			break
 		}
@@ -517,7 +517,7 @@ func describeJob(job *spec.Job) string {
 		ctx = fmt.Sprintf("next-token, Nmax=%d", sp.NTPMax)
 	}
 	return fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
-		model, s.Dim(), floats(s.Data.Lambda, "%.6g"), sp.Eigvecs, ctx, s.Data.Nu)
+		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, ctx, s.Data.Nu())
 }
 
 func formatDuration(d time.Duration) string {

@@ -23,11 +23,11 @@ func TestDefaults(t *testing.T) {
 		s.T != 0 || s.Tol != 1e-6 || s.Samples != 2001 || s.Grid != "drops" || s.Method != "auto" || s.Eigvecs != "random:1" {
 		t.Errorf("defaults: %+v", s)
 	}
-	if got := job.Data.Lambda; len(got) != 4 || got[0] != 0.4 || got[3] != 0.1 {
+	if got := job.Data.Lambda(); len(got) != 4 || got[0] != 0.4 || got[3] != 0.1 {
 		t.Errorf("eigenvalues %v", got)
 	}
-	if job.Data.Nu != 1.0/31 || job.System.Len() != 36 {
-		t.Errorf("ν = %v, state size %d", job.Data.Nu, job.System.Len())
+	if job.Data.Nu() != 1.0/31 || job.System.Len() != 36 {
+		t.Errorf("ν = %v, state size %d", job.Data.Nu(), job.System.Len())
 	}
 	b, _ := json.Marshal(s)
 	want := `{"model":"separate","D":4,"eigs":[0.4,0.3,0.2,0.1],"eigvecs":"random:1","N":31,"H":4,"R":1,"winit":0.01,"seed":3,"tau":1,` +
@@ -60,8 +60,8 @@ func TestLayering(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ν = H_4/4 = (1 + 1/2 + 1/3 + 1/4)/4 = 25/48.
-	if math.Abs(job.Data.Nu-25.0/48) > 1e-15 || job.Data.Lambda[2] != 2 {
-		t.Errorf("ν = %v, λ = %v", job.Data.Nu, job.Data.Lambda)
+	if math.Abs(job.Data.Nu()-25.0/48) > 1e-15 || job.Data.Lambda()[2] != 2 {
+		t.Errorf("ν = %v, λ = %v", job.Data.Nu(), job.Data.Lambda())
 	}
 	for _, bad := range []string{`{"N": 3, "nu": 0.5}`, `{"init": "a.npz", "seed": 2}`, `{"bogus": 1}`, `{"N": 3.5}`, `{"seed": -1}`, `{"eigs": null}`, `[1]`, `{"N": 3} {}`, `null`} {
 		if _, err := Parse([]byte(bad)); err == nil {
@@ -89,7 +89,7 @@ func TestInputFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := job.Data.Vecs.At(1, 0); math.Abs(got-s) > 1e-15 {
+	if got := job.Data.Vecs().At(1, 0); math.Abs(got-s) > 1e-15 {
 		t.Errorf("eigenvector 1 = column 0: V[1][0] = %v, want %v", got, s)
 	}
 	if in := job.Inputs["eigvecs"]; in.Path != vecs || len(in.SHA256) != 64 || job.Spec.Eigvecs != vecs {
