@@ -141,9 +141,14 @@ func WriteNPY(w io.Writer, a Array) error {
 	bw.Write(hl[:])
 	bw.WriteString(header)
 	var b [8]byte
-	for _, v := range a.Float {
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(v))
-		bw.Write(b[:])
+	// Values in chunks of 512: one Write per 4 KiB.
+	var chunk [4096]byte
+	for off := 0; off < len(a.Float); off += len(chunk) / 8 {
+		vals := a.Float[off:min(off+len(chunk)/8, len(a.Float))]
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(chunk[8*i:], math.Float64bits(v))
+		}
+		bw.Write(chunk[:8*len(vals)])
 	}
 	for _, v := range a.Int {
 		binary.LittleEndian.PutUint64(b[:], uint64(v))
@@ -265,7 +270,7 @@ func CreatePending(path string, write func(io.Writer) error) (_ *PendingFile, er
 			os.Remove(tmp.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20) // few system calls for large arrays
+	bw := bufio.NewWriterSize(tmp, 1<<16) // few system calls for large arrays
 	if err = write(bw); err != nil {
 		return nil, fmt.Errorf("export: write %s: %w", path, err)
 	}

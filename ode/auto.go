@@ -62,8 +62,12 @@ type autoStepper struct {
 	pending               int // method to switch to before the next step; −1 for none
 }
 
-// spectral is a stiff stepper that can estimate ρ.
-type spectral interface{ radius() float64 }
+// spectral is a stiff stepper that can estimate ρ, and forget its cached
+// estimates when Auto switches to it.
+type spectral interface {
+	radius() float64
+	forget()
+}
 
 func (a *autoStepper) begin(p *Problem) error {
 	a.cur, a.stiffCount, a.calmCount, a.pending = 0, 0, 0, -1
@@ -81,6 +85,9 @@ func (a *autoStepper) limit(t, h float64) float64 {
 		a.cur = a.pending
 		a.in.stats.Switches++
 		a.stiffCount, a.calmCount = 0, 0
+		if sp, ok := a.steppers[a.cur].(spectral); ok {
+			sp.forget()
+		}
 	}
 	a.pending = -1
 	return a.steppers[a.cur].limit(t, h)

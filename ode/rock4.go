@@ -28,7 +28,7 @@ func (rock4Method) Name() string { return "ROCK4" }
 func (rock4Method) newStepper(in *Integrator) stepper {
 	n := in.n
 	st := &rock4Stepper{in: in}
-	slab := make([]float64, 14*n)
+	slab := make([]float64, 13*n)
 	for _, v := range []*[]float64{&st.prev, &st.cur, &st.next, &st.tmp, &st.k1, &st.k2, &st.k3, &st.k4, &st.eig, &st.fz} {
 		*v, slab = slab[:n:n], slab[n:]
 	}
@@ -74,6 +74,10 @@ func (st *rock4Stepper) active() int        { return 0 }
 func (st *rock4Stepper) names() []string    { return []string{"ROCK4"} }
 func (st *rock4Stepper) radius() float64    { return st.rho }
 func (st *rock4Stepper) hermiteDense() bool { return true }
+
+// forget drops the spectral-radius estimate (Auto switches to ROCK4 after
+// steps of another method, during which ρ may have changed).
+func (st *rock4Stepper) forget() { st.rhoAge = 0 }
 
 // controller is a PI controller with β₁ = 0.14, β₂ = 0.08 (close to
 // Söderlind's H211PI) and rock4.f's clamps h_new/h ∈ [0.1, 2]. rock4.f's own

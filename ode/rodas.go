@@ -127,6 +127,7 @@ func (st *rosenbrockStepper) begin(p *Problem) error {
 func (st *rosenbrockStepper) limit(_, h float64) float64 { return h }
 func (st *rosenbrockStepper) order() int                 { return st.tab.order }
 func (st *rosenbrockStepper) hermiteDense() bool         { return false }
+func (st *rosenbrockStepper) forget()                    { st.jacFresh, st.hLU, st.rhoAge = false, 0, 0 }
 func (st *rosenbrockStepper) active() int                { return 0 }
 func (st *rosenbrockStepper) names() []string            { return []string{st.tab.name} }
 

@@ -63,7 +63,9 @@ type recorder struct {
 
 func newRecorder(s *flow.System, max int, y0 []float64, l0 float64) *recorder {
 	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
-	r.t, r.loss, r.states = []float64{0}, []float64{l0}, append([]float64(nil), y0...)
+	r.t = append(make([]float64, 0, max), 0)
+	r.loss = append(make([]float64, 0, max), l0)
+	r.states = append(make([]float64, 0, max*r.n), y0...)
 	return r
 }
 
@@ -317,6 +319,11 @@ func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Ar
 	v := make([]float64, 0, nt*h)
 	mOrig := make([]float64, nt*d*d)
 	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
+	if s.Model.Kind == flow.Merged {
+		u = make([]float64, 0, nt*(n-h))
+	} else {
+		k, q, ka = make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd)
+	}
 	ye := make([]float64, n)
 	for i := 0; i < nt; i++ {
 		y := smp.states[i*n : (i+1)*n]
