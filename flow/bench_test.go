@@ -36,7 +36,7 @@ func BenchmarkDeriv(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.Deriv(dy, y)
+				s.DerivEigen(dy, y)
 			}
 			sinkF = dy[0]
 		})

@@ -17,4 +17,10 @@
 // tests. Run drives a solve with the ode package and records the loss, the
 // states on an output grid and the times at which the loss crosses half-way
 // between consecutive plateau levels.
+//
+// Coordinates: states enter and leave the package in the original basis
+// (Init, FromArrays, Run, Trajectory, Loss, Map); the methods whose names end
+// in Eigen (DerivEigen, LossEigen, MapEigen, MapOfEigen, AlignmentEigen,
+// GradNormEigen), the run observer and Linearization take eigen coordinates,
+// which ToEigen and FromEigen convert to and from.
 package flow

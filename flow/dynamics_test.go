@@ -136,7 +136,7 @@ func TestSubsetConfigurationsAreFixedPoints(t *testing.T) {
 			head++
 		}
 		dy := make([]float64, s.Len())
-		s.Deriv(dy, y)
+		s.DerivEigen(dy, y)
 		var nrm float64
 		for _, x := range dy {
 			nrm = math.Max(nrm, math.Abs(x))
@@ -144,7 +144,7 @@ func TestSubsetConfigurationsAreFixedPoints(t *testing.T) {
 		if nrm > 1e-14 {
 			t.Errorf("S=%v: |dy/dt| = %.3g", set, nrm)
 		}
-		if l, want := s.Loss(y), data.LossOfSubset(set); math.Abs(l-want) > 1e-14 {
+		if l, want := s.LossEigen(y), data.LossOfSubset(set); math.Abs(l-want) > 1e-14 {
 			t.Errorf("S=%v: loss %.17g, L(S) = %.17g", set, l, want)
 		}
 	}
@@ -197,7 +197,7 @@ func TestPaperExample(t *testing.T) {
 		t.Errorf("final loss %.10g, want %.8g", tr.FinalLoss, levels[4])
 	}
 	// Each head's key is aligned with a distinct eigenvector at the end.
-	keys, _ := s.Alignment(s.ToEigen(nil, tr.Final))
+	keys, _ := s.AlignmentEigen(s.ToEigen(nil, tr.Final))
 	used := map[int]bool{}
 	for i := 0; i < 4; i++ {
 		best, arg := 0.0, -1
@@ -314,7 +314,7 @@ func TestDerivIndependentOfGOMAXPROCS(t *testing.T) {
 	eval := func(procs int) []float64 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		dy := make([]float64, s.Len())
-		s.Deriv(dy, y)
+		s.DerivEigen(dy, y)
 		return dy
 	}
 	a, b := eval(1), eval(4)

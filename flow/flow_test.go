@@ -56,11 +56,11 @@ func mapOriginal(s *System, y []float64) *mat.Dense {
 	return m
 }
 
-// derivOriginal is Deriv mapped to the original basis.
+// derivOriginal is DerivEigen mapped to the original basis.
 func derivOriginal(s *System, y []float64) []float64 {
 	ye := s.ToEigen(nil, y)
 	dy := make([]float64, s.Len())
-	s.Deriv(dy, ye)
+	s.DerivEigen(dy, ye)
 	return s.FromEigen(nil, dy)
 }
 
@@ -117,11 +117,11 @@ func TestDerivIsHalfNegativeGradient(t *testing.T) {
 				fdNorm += w * w
 			}
 			fdNorm = 2 * tc.m.Tau * math.Sqrt(fdNorm) // ‖∇L‖ = 2τ‖dθ/dt‖
-			if g := s.GradNorm(s.ToEigen(nil, y)); math.Abs(g-fdNorm) > 1e-7*fdNorm {
+			if g := s.GradNormEigen(s.ToEigen(nil, y)); math.Abs(g-fdNorm) > 1e-7*fdNorm {
 				t.Errorf("GradNorm %.10g, finite differences %.10g", g, fdNorm)
 			}
 			// The eigenbasis loss equals the original-basis one.
-			if l1, l2 := s.Loss(s.ToEigen(nil, y)), loss(y); math.Abs(l1-l2) > 1e-12*math.Abs(l2) {
+			if l1, l2 := s.Loss(y), loss(y); math.Abs(l1-l2) > 1e-12*math.Abs(l2) {
 				t.Errorf("Loss %.17g, LossOfMap %.17g", l1, l2)
 			}
 		})
@@ -338,5 +338,23 @@ func TestDataImmutable(t *testing.T) {
 	data.Vecs().Set(1, 2, 5)
 	if data.MinLoss() != before || data.Lambda()[0] != 0.4 || data.Vecs().At(1, 2) != vec {
 		t.Errorf("Data changed through its accessors: L* %v → %v, λ₁ = %v", before, data.MinLoss(), data.Lambda()[0])
+	}
+}
+
+// TestLossCoordinates: Loss takes the original basis and LossEigen eigen
+// coordinates; for the same state they agree, and passing the original
+// state to LossEigen gives a different (wrong) number — the mistake the
+// names guard against.
+func TestLossCoordinates(t *testing.T) {
+	s, y0 := paperExample(t, Separate, 3)
+	ye := s.ToEigen(nil, y0)
+	if a, b := s.Loss(y0), s.LossEigen(ye); a != b {
+		t.Errorf("Loss(original) = %.17g, LossEigen(eigen) = %.17g", a, b)
+	}
+	if s.LossEigen(y0) == s.Loss(y0) {
+		t.Error("the original state read as eigen coordinates gives the same loss; the test state is too symmetric")
+	}
+	if a := testing.AllocsPerRun(10, func() { s.Loss(y0) }); a != 0 {
+		t.Errorf("Loss allocates %v times", a)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 )
 
-// Linearization is the Jacobian J of Deriv at a state, applied to vectors
+// Linearization is the Jacobian J of DerivEigen at a state, applied to vectors
 // without forming it (JVP) or assembled densely. It is the exact
 // linearization of the flow (docs/math.md, "Population loss and flow"):
 // with δM the change of the effective map and δG = −A δM Λ,

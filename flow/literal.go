@@ -10,7 +10,7 @@ import "fmt"
 //
 // with w₂ = (v_1..v_H), row i of W₁ = vec(U_i)ᵀ, and E[z zᵀ] formed as the
 // explicit D²×D² matrix. y and dydt are in the original basis (System's
-// layout). It costs O(D⁴) and allocates: it is a test oracle for Deriv, not
+// layout). It costs O(D⁴) and allocates: it is a test oracle for DerivEigen, not
 // a fast path.
 func LiteralMergedDeriv(s *System, dydt, y []float64) {
 	if s.Model.Kind != Merged {

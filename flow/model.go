@@ -56,10 +56,10 @@ type Model struct {
 // # Coordinates
 //
 // The flow is integrated in the eigenbasis of Λ, where Λ and A are diagonal
-// (docs/math.md, "Orthogonal invariance"): k' = Vᵀk, q' = Vᵀq, U' = VᵀUV, v' = v.
-// Deriv, Loss, Map and the diagnostics take states in these eigen
-// coordinates; ToEigen and FromEigen convert, and every user-facing output
-// (Run's trajectories, initial states) is in the original basis.
+// (docs/math.md, "Population loss and flow"): k' = Vᵀk, q' = Vᵀq, U' = VᵀUV,
+// v' = v. The methods whose names end in Eigen take states in these eigen
+// coordinates; ToEigen and FromEigen convert, and every user-facing input
+// and output (Init, Run's trajectories, Loss, Map) is in the original basis.
 type System struct {
 	Data  *Data
 	Model Model
@@ -197,7 +197,7 @@ func (s *System) rotate(dst, y []float64, toEigen bool) []float64 {
 		gemm(2*h*s.Model.R, d, d, in, v, dst[h:])
 	case Merged: // U ↦ Vᵀ U V
 		dd := d * d
-		left := s.scr.m // not in use outside Deriv and Loss
+		left := s.scr.m // not in use outside DerivEigen and LossEigen
 		for i := 0; i < h; i++ {
 			gemm(d, d, d, vt, in[i*dd:(i+1)*dd], left)
 			gemm(d, d, d, left, v, dst[h+i*dd:h+(i+1)*dd])

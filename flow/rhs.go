@@ -18,11 +18,12 @@ type scratch struct {
 	gt  []float64 // Gᵀ (separate, D×D)
 	dy  []float64 // a state-sized buffer for GradNorm
 	rot []float64 // a state-sized buffer for rotate
+	ye  []float64 // a state-sized buffer for Loss
 }
 
 func newScratch(s *System) scratch {
 	d := s.d
-	sc := scratch{m: make([]float64, d*d), g: make([]float64, d*d), dy: make([]float64, s.n), rot: make([]float64, s.n)}
+	sc := scratch{m: make([]float64, d*d), g: make([]float64, d*d), dy: make([]float64, s.n), rot: make([]float64, s.n), ye: make([]float64, s.n)}
 	if s.Model.Kind == Separate {
 		sc.vk = make([]float64, s.Model.H*s.Model.R*d)
 		sc.gt = make([]float64, d*d)
@@ -30,7 +31,7 @@ func newScratch(s *System) scratch {
 	return sc
 }
 
-// Deriv writes dy/dt at the state y (eigen coordinates) into dydt:
+// DerivEigen writes dy/dt at the state y (eigen coordinates) into dydt:
 //
 //	merged:   τ dU_i/dt = v_i G,          τ dv_i/dt = ⟨U_i, G⟩_F,
 //	separate: τ dk_{i,r}/dt = v_i G q_{i,r}, τ dq_{i,r}/dt = v_i Gᵀ k_{i,r},
@@ -42,7 +43,7 @@ func newScratch(s *System) scratch {
 // G costs O(D²) and the work is three matrix products (separate) or two
 // matrix–vector products (merged). It does not allocate. y and dydt must not
 // overlap. A System is not safe for concurrent use.
-func (s *System) Deriv(dydt, y []float64) {
+func (s *System) DerivEigen(dydt, y []float64) {
 	s.checkLen("y", y)
 	s.checkLen("dydt", dydt)
 	if s.Model.Kind == Merged {
@@ -52,9 +53,9 @@ func (s *System) Deriv(dydt, y []float64) {
 	}
 }
 
-// Func returns Deriv as an ode right-hand side.
+// Func returns DerivEigen as an ode right-hand side (eigen coordinates).
 func (s *System) Func() func(t float64, y, dydt []float64) {
-	return func(_ float64, y, dydt []float64) { s.Deriv(dydt, y) }
+	return func(_ float64, y, dydt []float64) { s.DerivEigen(dydt, y) }
 }
 
 // residual sets g = Λ² − A M Λ, the residual of the effective map m, or
@@ -222,10 +223,23 @@ func gemmSmall(m, n, k int, a, b, c []float64) {
 	}
 }
 
-// Loss returns the exact population loss at y (eigen coordinates):
+// Loss returns the exact population loss at the state y in the original
+// basis (as Init, Run and Trajectory give it); LossEigen takes eigen
+// coordinates. It does not allocate.
+func (s *System) Loss(y []float64) float64 {
+	return s.LossEigen(s.ToEigen(s.scr.ye, y))
+}
+
+// Map returns the effective map M in the original basis at the state y in
+// the original basis.
+func (s *System) Map(y []float64) *mat.Dense {
+	return s.MapOfEigen(s.ToEigen(nil, y))
+}
+
+// LossEigen returns the exact population loss at y (eigen coordinates):
 // L = Σ_d λ_d − 2 Σ_d λ_d² M_dd + Σ_{d,e} a_d M_de² λ_e, the eigenbasis form
 // of tr(Λ) − 2 tr(ΛMΛ) + tr(MᵀAMΛ).
-func (s *System) Loss(y []float64) float64 {
+func (s *System) LossEigen(y []float64) float64 {
 	s.checkLen("y", y)
 	s.effectiveMap(y)
 	d := s.d
@@ -250,32 +264,32 @@ func (s *System) MapEigen(y []float64) []float64 {
 	return append([]float64(nil), s.scr.m...)
 }
 
-// Map returns the effective map M = V M' Vᵀ in the original basis, so that
+// MapOfEigen returns the effective map M = V M' Vᵀ in the original basis, so that
 // ŷ = βᵀ M x_q.
-func (s *System) Map(y []float64) *mat.Dense {
-	return mat.NewDense(s.d, s.d, s.MapTo(make([]float64, s.d*s.d), y))
+func (s *System) MapOfEigen(y []float64) *mat.Dense {
+	return mat.NewDense(s.d, s.d, s.MapOfEigenTo(make([]float64, s.d*s.d), y))
 }
 
-// MapTo writes the effective map at y (eigen coordinates) in the original
+// MapOfEigenTo writes the effective map at y (eigen coordinates) in the original
 // basis, M = V M_eig Vᵀ, row-major into dst (D×D) and returns dst. It does
 // not allocate.
-func (s *System) MapTo(dst, y []float64) []float64 {
+func (s *System) MapOfEigenTo(dst, y []float64) []float64 {
 	s.checkLen("y", y)
 	d := s.d
 	if len(dst) != d*d {
-		panic(fmt.Sprintf("flow: MapTo: len(dst) = %d, want %d", len(dst), d*d))
+		panic(fmt.Sprintf("flow: MapOfEigenTo: len(dst) = %d, want %d", len(dst), d*d))
 	}
 	s.effectiveMap(y)
-	left := s.scr.g // not in use outside Deriv and Loss
+	left := s.scr.g // not in use outside DerivEigen and LossEigen
 	gemm(d, d, d, s.vecs, s.scr.m, left)
 	gemm(d, d, d, left, s.vecsT, dst)
 	return dst
 }
 
-// GradNorm returns ‖∂L/∂W‖ = 2τ‖dy/dt‖ at y (the norm is invariant under the
+// GradNormEigen returns ‖∂L/∂W‖ = 2τ‖dy/dt‖ at y (the norm is invariant under the
 // change of coordinates).
-func (s *System) GradNorm(y []float64) float64 {
-	s.Deriv(s.scr.dy, y)
+func (s *System) GradNormEigen(y []float64) float64 {
+	s.DerivEigen(s.scr.dy, y)
 	return 2 * s.Model.Tau * impl.Dnrm2(s.n, s.scr.dy, 1)
 }
 
@@ -315,11 +329,11 @@ func (s *System) Conserved(y []float64) []float64 {
 	return out
 }
 
-// Alignment returns, for the separate model at y (eigen coordinates), the
+// AlignmentEigen returns, for the separate model at y (eigen coordinates), the
 // alignment |⟨k_{i,r}, e_d⟩|/‖k_{i,r}‖ of every key and query with every
 // eigenvector: two (H·R)×D row-major arrays. A zero vector has alignment 0.
 // In eigen coordinates ⟨k, e_d⟩ is the d-th component of k'.
-func (s *System) Alignment(y []float64) (keys, queries []float64) {
+func (s *System) AlignmentEigen(y []float64) (keys, queries []float64) {
 	s.checkLen("y", y)
 	s.must(Separate)
 	d, h := s.d, s.Model.H

@@ -139,7 +139,7 @@ func (tr *Trajectory) Sample(times []float64) (states, loss []float64, err error
 		if _, err := tr.dense.At(ye, t); err != nil {
 			return nil, nil, fmt.Errorf("flow: Trajectory.Sample: %w", err)
 		}
-		loss[i] = tr.sys.Loss(ye)
+		loss[i] = tr.sys.LossEigen(ye)
 		tr.sys.FromEigen(states[i*n:(i+1)*n], ye)
 	}
 	return states, loss, nil
@@ -265,7 +265,7 @@ func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
 	if len(y0) != s.n {
 		return fmt.Errorf("flow: initial state has length %d, want %d", len(y0), s.n)
 	}
-	gap := s.Loss(s.ToEigen(nil, y0)) - s.MinLoss()
+	gap := s.Loss(y0) - s.MinLoss()
 	if !(gap > 0) {
 		return fmt.Errorf("flow: the initial loss is already L_min (gap %g); give a final time T", gap)
 	}
@@ -313,7 +313,7 @@ func (s *System) cachedLoss() func(t float64, y []float64) float64 {
 	cacheT, cacheL := math.NaN(), 0.0
 	return func(t float64, y []float64) float64 {
 		if t != cacheT {
-			cacheT, cacheL = t, s.Loss(y)
+			cacheT, cacheL = t, s.LossEigen(y)
 		}
 		return cacheL
 	}
@@ -350,7 +350,7 @@ func (s *System) newTrajectory(res *ode.Result, levels []Transition) *Trajectory
 		Loss:      make([]float64, len(res.TEval)),
 		FinalT:    res.T,
 		Final:     s.FromEigen(nil, res.Y),
-		FinalLoss: s.Loss(res.Y),
+		FinalLoss: s.LossEigen(res.Y),
 		Status:    res.Status,
 		Stats:     res.Stats,
 		sys:       s,
@@ -359,7 +359,7 @@ func (s *System) newTrajectory(res *ode.Result, levels []Transition) *Trajectory
 	n := s.n
 	for i := range res.TEval {
 		yi := res.YEval[i*n : (i+1)*n]
-		tr.Loss[i] = s.Loss(yi)
+		tr.Loss[i] = s.LossEigen(yi)
 		s.FromEigen(tr.States[i*n:(i+1)*n], yi)
 	}
 	seen := make([]bool, len(levels))

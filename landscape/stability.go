@@ -78,7 +78,7 @@ func Analyze(s *flow.System, y []float64, learned []int) (*Stability, error) {
 	ye := s.ToEigen(nil, y)
 	st := &Stability{}
 	dy := make([]float64, s.Len())
-	s.Deriv(dy, ye)
+	s.DerivEigen(dy, ye)
 	st.Residual = floats.Norm(dy, 2)
 	jac, asym := Jacobian(s, ye)
 	st.MaxAsymmetry = asym
@@ -123,7 +123,7 @@ func Analyze(s *flow.System, y []float64, learned []int) (*Stability, error) {
 	default:
 		st.Class = Minimum
 	}
-	st.Global = math.Abs(s.Loss(ye)-s.Data.MinLoss()) <= 1e-12*math.Max(1, s.Data.MinLoss())
+	st.Global = math.Abs(s.LossEigen(ye)-s.Data.MinLoss()) <= 1e-12*math.Max(1, s.Data.MinLoss())
 	return st, nil
 }
 

@@ -160,7 +160,7 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 	used := make([]bool, h)
 	out := make([]DropComparison, len(trans))
 	for m, w := range wins {
-		keys, _ := s.Alignment(eigenAt(index(w.end)))
+		keys, _ := s.AlignmentEigen(eigenAt(index(w.end)))
 		head, best := -1, -1.0
 		for i := 0; i < h; i++ {
 			if !used[i] && keys[i*dim+m] > best {
@@ -188,7 +188,7 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 		kOff, qOff := h+head*dim+m, h+h*dim+head*dim+m
 		for i := i0; i < len(tr.Times) && tr.Times[i] <= w.end; i++ {
 			y := eigenAt(i)
-			k, q := s.Alignment(y)
+			k, q := s.AlignmentEigen(y)
 			if k[head*dim+m] >= threshold && q[head*dim+m] >= threshold {
 				ia = i
 				c.TAligned = tr.Times[i]

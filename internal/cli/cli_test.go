@@ -157,7 +157,7 @@ func TestRunArraysRoundTrip(t *testing.T) {
 					want["K"] = append(want["K"], y[h:h+hrd]...)
 					want["Q"] = append(want["Q"], y[h+hrd:]...)
 				}
-				want["M"] = append(want["M"], rowMajor(s.Map(s.ToEigen(nil, y)))...)
+				want["M"] = append(want["M"], rowMajor(s.MapOfEigen(s.ToEigen(nil, y)))...)
 			}
 			for _, tn := range tr.Transitions {
 				want["transitions"] = append(want["transitions"], tn.T)

@@ -162,7 +162,7 @@ func dropsGrid(T float64, S int, path *lossPath) []float64 {
 func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
 	s, sp := job.System, job.Spec
-	l0 := s.Loss(s.ToEigen(nil, job.Y0))
+	l0 := s.Loss(job.Y0)
 	steps := 0
 	var rec *recorder
 	var path *lossPath
@@ -329,14 +329,14 @@ func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Ar
 		y := smp.states[i*n : (i+1)*n]
 		v = append(v, y[:h]...)
 		s.ToEigen(ye, y) // once per sample, for M and the alignment
-		s.MapTo(mOrig[i*d*d:(i+1)*d*d], ye)
+		s.MapOfEigenTo(mOrig[i*d*d:(i+1)*d*d], ye)
 		if s.Model.Kind == flow.Merged {
 			u = append(u, y[h:]...)
 			continue
 		}
 		k = append(k, y[h:h+hrd]...)
 		q = append(q, y[h+hrd:]...)
-		keys, _ := s.Alignment(ye)
+		keys, _ := s.AlignmentEigen(ye)
 		ka = append(ka, keys...)
 	}
 	ms := make([]int64, len(trans))
