@@ -145,28 +145,6 @@ func (tr *Trajectory) Sample(times []float64) (states, loss []float64, err error
 	return states, loss, nil
 }
 
-// LinearGrid returns n ≥ 2 equally spaced times from 0 to t.
-func LinearGrid(t float64, n int) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = t * float64(i) / float64(n-1)
-	}
-	out[n-1] = t
-	return out
-}
-
-// LogGrid returns 0 followed by n ≥ 2 logarithmically spaced times from
-// tmin > 0 to t.
-func LogGrid(tmin, t float64, n int) []float64 {
-	out := make([]float64, n+1)
-	r := math.Log(t / tmin)
-	for i := 0; i < n; i++ {
-		out[i+1] = tmin * math.Exp(r*float64(i)/float64(n-1))
-	}
-	out[n] = t
-	return out
-}
-
 // levels returns the half-way levels whose crossings Run records.
 func (s *System) levels() []Transition {
 	pl := s.Data.PlateauLevels()

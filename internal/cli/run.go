@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/linattn/linattn/export"
@@ -108,55 +107,16 @@ func solverSettings(job *spec.Job) flow.RunSettings {
 
 // outputTimes is the grid of -samples and -grid over [0, T]; path is the
 // loss at the accepted steps of a first pass, which the drops grid needs.
-func outputTimes(sp *spec.Spec, T float64, path *lossPath) []float64 {
+func outputTimes(sp *spec.Spec, T float64, path *flow.LossPath) []float64 {
 	switch sp.Grid {
 	case "log":
 		return flow.LogGrid(T*1e-6, T, sp.Samples-1)
 	case "drops":
 		if sp.Samples >= 4 && path != nil {
-			return dropsGrid(T, sp.Samples, path)
+			return flow.DropsGrid(T, sp.Samples, *path)
 		}
 	}
 	return flow.LinearGrid(T, sp.Samples)
-}
-
-// lossPath is the loss at the accepted steps of a run, non-increasing in t.
-type lossPath struct{ t, loss []float64 }
-
-// dropsGrid returns S times: ⌊S/2⌋ equally spaced from 0 to T, and the
-// others where the loss crosses equally spaced levels between L(0) and L(T),
-// found by linear interpolation between accepted steps. The loss-spaced
-// times gather in the drops, so every drop is sampled in proportion to its
-// height, however short it is.
-func dropsGrid(T float64, S int, path *lossPath) []float64 {
-	nLin := S / 2
-	nLoss := S - nLin
-	times := flow.LinearGrid(T, nLin)
-	l0, l1 := path.loss[0], path.loss[len(path.loss)-1]
-	j := 0
-	for k := 1; k <= nLoss; k++ {
-		level := l0 - (l0-l1)*float64(k)/float64(nLoss+1)
-		for j+1 < len(path.t) && path.loss[j+1] > level {
-			j++
-		}
-		t := T
-		if j+1 < len(path.t) {
-			t0, t1, a, b := path.t[j], path.t[j+1], path.loss[j], path.loss[j+1]
-			t = t0
-			if a > b {
-				t = t0 + (t1-t0)*(a-level)/(a-b)
-			}
-		}
-		times = append(times, math.Min(math.Max(t, 0), T))
-	}
-	sort.Float64s(times)
-	out := times[:1]
-	for _, t := range times[1:] {
-		if t != out[len(out)-1] {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 func runFlow(e *env, job *spec.Job) error {
@@ -165,7 +125,7 @@ func runFlow(e *env, job *spec.Job) error {
 	l0 := s.Loss(job.Y0)
 	steps := 0
 	var rec *recorder
-	var path *lossPath
+	var path *flow.LossPath
 	rs := solverSettings(job)
 	// The loss path keeps a step only when the loss has moved by pathTol
 	// since the last one kept: enough to place the drops grid, and bounded
@@ -178,8 +138,8 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		if rec != nil {
 			rec.add(t, y, loss)
-			if math.Abs(loss-path.loss[len(path.loss)-1]) >= pathTol {
-				path.t, path.loss = append(path.t, t), append(path.loss, loss)
+			if math.Abs(loss-path.Loss[len(path.Loss)-1]) >= pathTol {
+				path.T, path.Loss = append(path.T, t), append(path.Loss, loss)
 			}
 		}
 		if e.progress.Due() {
@@ -196,13 +156,13 @@ func runFlow(e *env, job *spec.Job) error {
 		// L_min)) and the loss path for the drops grid. Its samples are the
 		// output only if it does not finish.
 		rec = newRecorder(s, sp.Samples, job.Y0, l0)
-		path = &lossPath{t: []float64{0}, loss: []float64{l0}}
+		path = &flow.LossPath{T: []float64{0}, Loss: []float64{l0}}
 		rs.T, rs.Times, rs.DenseBytes = T, []float64{0}, denseBudget()
 		tr, err := s.Run(e.ctx, job.Y0, rs)
 		if tr != nil {
 			stats.Add(tr.Stats)
-			if last := len(path.t) - 1; path.t[last] != tr.FinalT {
-				path.t, path.loss = append(path.t, tr.FinalT), append(path.loss, tr.FinalLoss)
+			if last := len(path.T) - 1; path.T[last] != tr.FinalT {
+				path.T, path.Loss = append(path.T, tr.FinalT), append(path.Loss, tr.FinalLoss)
 			}
 		}
 		if err != nil {
@@ -296,7 +256,7 @@ func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
 		}
 	}
 	final := o.samples.loss[len(o.samples.loss)-1]
-	observed := observedPlateaus(o.samples, o.transitions, o.tEnd)
+	observed := flow.ObservedPlateaus(o.samples.t, o.samples.loss, o.transitions, o.tEnd)
 	m.Result = map[string]any{
 		"samples": len(o.samples.t), "L0": o.l0, "final_loss": final, "transitions": tr,
 		"observed_plateaus": observed,
@@ -362,35 +322,6 @@ func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Ar
 	return append(arrays,
 		export.Floats("transitions", ts, len(ts)),
 		export.Ints("transition_m", ms, len(ms)))
-}
-
-// observedPlateaus returns, for m = 0 … the last plateau reached, the loss
-// at the end of the flattest sample interval (smallest |ΔL/Δt|) between t_m
-// and t_{m+1} (t_0 = 0, and the end of the run after the last drop).
-func observedPlateaus(smp samples, trans []flow.Transition, tEnd float64) []float64 {
-	bounds := []float64{0}
-	for _, tn := range trans {
-		bounds = append(bounds, tn.T)
-	}
-	bounds = append(bounds, tEnd)
-	out := make([]float64, 0, len(bounds)-1)
-	for w := 0; w+1 < len(bounds); w++ {
-		best, level := math.Inf(1), math.NaN()
-		for i := 0; i+1 < len(smp.t); i++ {
-			if smp.t[i] < bounds[w] || smp.t[i+1] > bounds[w+1] || smp.t[i+1] == smp.t[i] {
-				continue
-			}
-			slope := math.Abs(smp.loss[i+1]-smp.loss[i]) / (smp.t[i+1] - smp.t[i])
-			if slope < best {
-				best, level = slope, smp.loss[i+1]
-			}
-		}
-		if math.IsNaN(level) {
-			break // the window holds no two samples
-		}
-		out = append(out, level)
-	}
-	return out
 }
 
 // predictions returns a predicted time for each transition, NaN where there
