@@ -135,7 +135,7 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 		if m > 0 {
 			start = trans[m-1].T
 		}
-		vs := math.Cbrt(data.Lambda()[m] / a[m])
+		vs := math.Cbrt(data.MapEigenvalues()[m]) // v* of the head that learns e_m
 		end := trans[m].T + 10*s.Model.Tau/(3*data.Lambda()[m]*data.Lambda()[m]*vs)
 		if m+1 < len(trans) {
 			end = math.Min(end, trans[m+1].T)
