@@ -160,8 +160,8 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 	}
 	if s.Model == "merged" && !s.given["init"] {
 		def("balanced", func() { s.Balanced = false })
-	} else if s.Balanced {
-		return nil, fmt.Errorf("-balanced is for the merged model's random start, not %s", map[bool]string{true: "-init", false: "-model " + s.Model}[s.given["init"]])
+	} else if s.Balanced { // with -init the two exclude each other (checkAlternatives)
+		return nil, fmt.Errorf("-balanced is for the merged model's random start, not -model %s", s.Model)
 	}
 	def("tau", func() { s.Tau = 1 })
 	if !(s.Tau > 0) || math.IsInf(s.Tau, 0) {
