@@ -1,7 +1,9 @@
 package flow
 
 import (
+	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -192,53 +194,64 @@ func TestNu(t *testing.T) {
 }
 
 func TestValidation(t *testing.T) {
-	for name, f := range map[string]func() error{
-		"empty lambda": func() error { _, err := NewData(nil, nil, 0.1); return err },
-		"zero lambda":  func() error { _, err := NewData([]float64{1, 0}, nil, 0.1); return err },
-		"NaN lambda":   func() error { _, err := NewData([]float64{math.NaN()}, nil, 0.1); return err },
-		"nu 0":         func() error { _, err := NewData([]float64{1}, nil, 0); return err },
-		"nu > 1":       func() error { _, err := NewData([]float64{1}, nil, 1.5); return err },
-		"not orthogonal": func() error {
+	// Each error names the offending field and its allowed range; want is
+	// the part of the message that does.
+	type check struct {
+		f    func() error
+		want string
+	}
+	for name, c := range map[string]check{
+		"empty lambda": {func() error { _, err := NewData(nil, nil, 0.1); return err }, "len(lambda) = 0"},
+		"zero lambda":  {func() error { _, err := NewData([]float64{1, 0}, nil, 0.1); return err }, "lambda[1] = 0"},
+		"NaN lambda":   {func() error { _, err := NewData([]float64{math.NaN()}, nil, 0.1); return err }, "lambda[0] = NaN"},
+		"nu 0":         {func() error { _, err := NewData([]float64{1}, nil, 0); return err }, "nu = E[1/N] = 0"},
+		"nu > 1":       {func() error { _, err := NewData([]float64{1}, nil, 1.5); return err }, "nu = E[1/N] = 1.5"},
+		"not orthogonal": {func() error {
 			_, err := NewData([]float64{1, 2}, mat.NewDense(2, 2, []float64{1, 0.1, 0, 1}), 0.1)
 			return err
-		},
-		"not symmetric": func() error {
+		}, "(VᵀV)[0][1]"},
+		"not symmetric": {func() error {
 			_, err := NewDataCovariance(mat.NewDense(2, 2, []float64{1, 0.1, 0, 1}), 0.1)
 			return err
-		},
-		"not PD":  func() error { _, err := NewDataCovariance(mat.NewDense(2, 2, []float64{1, 2, 2, 1}), 0.1); return err },
-		"N 0":     func() error { _, err := NuFixed(0); return err },
-		"weights": func() error { _, err := NuDistribution([]float64{-1, 2}); return err },
-		"H 0": func() error {
+		}, "not symmetric: [0][1]"},
+		"not PD":  {func() error { _, err := NewDataCovariance(mat.NewDense(2, 2, []float64{1, 2, 2, 1}), 0.1); return err }, "not positive definite"},
+		"N 0":     {func() error { _, err := NuFixed(0); return err }, "context length N = 0"},
+		"weights": {func() error { _, err := NuDistribution([]float64{-1, 2}); return err }, "weights[0]"},
+		"H 0": {func() error {
 			_, err := NewSystem(mustData(t), Model{Kind: Separate, H: 0, R: 1, Tau: 1})
 			return err
-		},
-		"R > D": func() error {
+		}, "H = 0"},
+		"R > D": {func() error {
 			_, err := NewSystem(mustData(t), Model{Kind: Separate, H: 1, R: 3, Tau: 1})
 			return err
-		},
-		"tau": func() error {
+		}, "R = 3, want 1 ≤ R ≤ D = 2"},
+		"tau": {func() error {
 			_, err := NewSystem(mustData(t), Model{Kind: Merged, H: 1, Tau: -1})
 			return err
-		},
-		"w_init": func() error {
+		}, "Tau = -1"},
+		"w_init": {func() error {
 			s, _ := NewSystem(mustData(t), Model{Kind: Merged, H: 1, Tau: 1})
 			_, err := s.Init(math.Inf(1), 1)
 			return err
-		},
-		"shape": func() error {
+		}, "w_init = +Inf"},
+		"shape": {func() error {
 			s, _ := NewSystem(mustData(t), Model{Kind: Separate, H: 2, R: 1, Tau: 1})
 			_, err := s.FromArrays([]float64{1, 2}, nil, []float64{1, 2, 3}, []float64{1, 2, 3, 4})
 			return err
-		},
-		"non-finite": func() error {
+		}, "H·R·D = 4"},
+		"non-finite": {func() error {
 			s, _ := NewSystem(mustData(t), Model{Kind: Separate, H: 1, R: 1, Tau: 1})
 			_, err := s.FromArrays([]float64{1}, nil, []float64{1, math.NaN()}, []float64{1, 2})
 			return err
-		},
+		}, "initial weight 2 is NaN"},
+		"NaN state": {func() error {
+			s, _ := NewSystem(mustData(t), Model{Kind: Separate, H: 1, R: 1, Tau: 1})
+			_, err := s.Run(context.Background(), []float64{math.NaN(), 1, 1, 1, 1}, RunSettings{})
+			return err
+		}, "initial state[0] = NaN"},
 	} {
-		if err := f(); err == nil {
-			t.Errorf("%s: no error", name)
+		if err := c.f(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %q", name, err, c.want)
 		}
 	}
 	s, err := NewSystem(mustData(t), Model{Kind: Separate, H: 1, R: 1, Tau: 1})

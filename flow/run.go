@@ -162,13 +162,16 @@ func (s *System) levels() []Transition {
 // Run integrates the flow from y0 (original basis) over [0, rs.T], or until
 // it converges when rs.T is 0.
 func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	if err := s.checkState(y0); err != nil {
+		return nil, err
+	}
 	untilConverged := rs.T == 0
 	if untilConverged {
 		if err := s.convergenceSettings(y0, &rs); err != nil {
 			return nil, err
 		}
 	}
-	times, err := s.checkRun(y0, &rs)
+	times, err := s.checkRun(&rs)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +196,9 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	if rs.Observer != nil {
 		observer = func(st *ode.Step) error { return rs.Observer(st.T1, st.Y1, lossAt(st.T1, st.Y1)) }
 	}
-	prob := ode.Problem{Func: s.Func(), T0: 0, T1: rs.T, Y0: s.ToEigen(nil, y0), Autonomous: true}
-	if method == ode.Rodas5P {
-		prob.Jac = s.Jac()
-	}
+	// The analytic Jacobian serves Rodas5P, alone or inside an Auto method;
+	// the other methods never call it.
+	prob := ode.Problem{Func: s.Func(), Jac: s.Jac(), T0: 0, T1: rs.T, Y0: s.ToEigen(nil, y0), Autonomous: true}
 	res, err := ode.Solve(ctx, prob, ode.Settings{
 		Method:   method,
 		RTol:     rtol,
@@ -240,9 +242,6 @@ func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
 	if !(tol > 0 && tol < 1) {
 		return fmt.Errorf("flow: Tol = %g, want a relative tolerance in (0, 1)", rs.Tol)
 	}
-	if len(y0) != s.n {
-		return fmt.Errorf("flow: initial state has length %d, want %d", len(y0), s.n)
-	}
 	gap := s.Loss(y0) - s.MinLoss()
 	if !(gap > 0) {
 		return fmt.Errorf("flow: the initial loss is already L_min (gap %g); give a final time T", gap)
@@ -254,16 +253,21 @@ func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
 	return nil
 }
 
-// checkRun validates Run's arguments and returns the output times.
-func (s *System) checkRun(y0 []float64, rs *RunSettings) ([]float64, error) {
+// checkState validates Run's initial state.
+func (s *System) checkState(y0 []float64) error {
 	if len(y0) != s.n {
-		return nil, fmt.Errorf("flow: initial state has length %d, want %d", len(y0), s.n)
+		return fmt.Errorf("flow: initial state has length %d, want %d", len(y0), s.n)
 	}
 	for i, v := range y0 {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("flow: initial state[%d] = %g, want finite values", i, v)
+			return fmt.Errorf("flow: initial state[%d] = %g, want finite values", i, v)
 		}
 	}
+	return nil
+}
+
+// checkRun validates Run's settings and returns the output times.
+func (s *System) checkRun(rs *RunSettings) ([]float64, error) {
 	if !(rs.T > 0) || math.IsInf(rs.T, 0) {
 		return nil, fmt.Errorf("flow: T = %g, want a finite final time > 0", rs.T)
 	}

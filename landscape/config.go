@@ -101,8 +101,9 @@ func Realize(s *flow.System, mask uint64, how Realization) ([]float64, error) {
 func setKeyQuery(s *flow.System, y []float64, row, e int, c float64) {
 	h, d := s.Model.H, s.Dim()
 	kOff, qOff := h, h+h*s.Model.R*d
+	vecs := s.Data.Vecs()
 	for i := 0; i < d; i++ {
-		ed := s.Data.Vecs().At(i, e)
+		ed := vecs.At(i, e)
 		y[kOff+row*d+i] = c * ed
 		y[qOff+row*d+i] = c * ed
 	}

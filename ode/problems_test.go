@@ -324,3 +324,21 @@ func TestInitialStepSelection(t *testing.T) {
 		t.Errorf("FuncEvals = %d, want %d (1 + hinit + 12 per attempt)", res.Stats.FuncEvals, wantEvals)
 	}
 }
+
+func TestNoSliverBeforeT1(t *testing.T) {
+	// y' = 0 on [0, 1] with MaxStep 0.1: t accumulates 0.1 ten times to
+	// 0.9999999999999999, which would leave a step below 10 ulp; the
+	// driver must stretch the tenth step to end exactly at T1 instead.
+	zero := func(_ float64, _, dy []float64) { dy[0] = 0 }
+	for _, m := range []Method{DP5, Tsit5, DOP853, ROCK4, Rodas5P, Auto} {
+		res, err := Solve(context.Background(), Problem{Func: zero, T0: 0, T1: 1, Y0: []float64{1}},
+			Settings{Method: m, MaxStep: 0.1, InitialStep: 0.1})
+		if err != nil {
+			t.Errorf("%s: %v", m.Name(), err)
+			continue
+		}
+		if res.T != 1 || res.Stats.Steps != 10 {
+			t.Errorf("%s: ended at t = %v after %d steps, want 1 after 10", m.Name(), res.T, res.Stats.Steps)
+		}
+	}
+}

@@ -49,8 +49,8 @@ type rock4Stepper struct {
 	in *Integrator
 	p  *Problem
 
-	rho    float64 // spectral-radius bound in use
-	rhoAge int     // accepted steps since it was estimated; 0 means stale
+	rho     float64 // spectral-radius bound in use
+	rhoLeft int     // accepted steps it may still serve; 0 means stale
 
 	prev, cur, next, tmp []float64 // Chebyshev recurrence and finishing stages
 	k1, k2, k3, k4       []float64
@@ -62,7 +62,7 @@ type rock4Stepper struct {
 }
 
 func (st *rock4Stepper) begin(p *Problem) error {
-	st.p, st.rhoAge, st.span = p, 0, math.Abs(p.T1-p.T0)
+	st.p, st.rhoLeft, st.span = p, 0, math.Abs(p.T1-p.T0)
 	for i := range st.eig {
 		st.eig[i] = 0
 	}
@@ -77,7 +77,7 @@ func (st *rock4Stepper) hermiteDense() bool { return true }
 
 // forget drops the spectral-radius estimate (Auto switches to ROCK4 after
 // steps of another method, during which ρ may have changed).
-func (st *rock4Stepper) forget() { st.rhoAge = 0 }
+func (st *rock4Stepper) forget() { st.rhoLeft = 0 }
 
 // controller is a PI controller with β₁ = 0.14, β₂ = 0.08 (close to
 // Söderlind's H211PI) and rock4.f's clamps h_new/h ∈ [0.1, 2]. rock4.f's own
@@ -90,18 +90,19 @@ func (st *rock4Stepper) controller() controllerDefaults {
 }
 
 func (st *rock4Stepper) accept(_, _ float64) {
-	st.rhoAge = (st.rhoAge + 1) % rock4RhoRefresh
+	st.rhoLeft--
 	st.denseReady = false
 }
 
 // limit refreshes ρ when it is stale and shortens h to the largest step 152
 // stages can take.
 func (st *rock4Stepper) limit(t, h float64) float64 {
-	if st.rhoAge == 0 {
+	if st.rhoLeft <= 0 {
 		st.rho = st.spectralRadius(t)
-		st.rhoAge = 1
+		st.rhoLeft = rock4RhoRefresh
 	}
-	if rock4Stages(math.Abs(h)*st.rho) > rock4MaxStages {
+	// Compared in floating point: h·ρ may be +Inf.
+	if math.Sqrt((3+math.Abs(h)*st.rho)/rock4StabilitySlope)+1 >= rock4MaxStages+1 {
 		hmax := 0.8 * (rock4MaxStages*rock4MaxStages*rock4StabilitySlope - 3) / st.rho
 		return math.Copysign(hmax, h)
 	}

@@ -15,10 +15,11 @@ import (
 // and numerical benchmarks within the Julia Differential Equations package,
 // BIT 63 (2023) 27; coefficients as in OrdinaryDiffEq.jl). A step solves
 // eight linear systems with the matrix I/(γh) − J, J = ∂f/∂y at the step's
-// start, factored once per step size by dense LU (gonum/mat); it takes the
-// Jacobian from Problem.Jac or by finite differences (n evaluations); the
-// LU is LAPACK's dgetrf/dgetrs through gonum. Its cost grows like n³, so it refuses states larger than RosenbrockMaxDim;
-// for larger problems with a real spectrum use ROCK4.
+// start, factored once per step size by LAPACK's dgetrf (through gonum's
+// lapack64) and solved by dgetrs. It takes the Jacobian from Problem.Jac or
+// by finite differences (n evaluations). The factorization costs n³/3
+// flops, so it refuses states larger than RosenbrockMaxDim; for larger
+// problems with a real spectrum use ROCK4.
 var Rodas5P Method = &rosenbrock{tab: &rodas5P}
 
 // RosenbrockMaxDim is the largest state dimension Rodas5P accepts: one LU
@@ -106,8 +107,8 @@ type rosenbrockStepper struct {
 	dfdt       []float64
 	vecs       [][]float64
 	denseReady bool
-	rho        float64 // cached radius() and calls since it was computed
-	rhoAge     int
+	rho        float64 // cached radius() and the calls it may still serve
+	rhoLeft    int
 }
 
 func (st *rosenbrockStepper) begin(p *Problem) error {
@@ -120,14 +121,14 @@ func (st *rosenbrockStepper) begin(p *Problem) error {
 		st.w = blas64.General{Rows: n, Cols: n, Stride: max(n, 1), Data: make([]float64, n*n)}
 		st.ipiv = make([]int, n)
 	}
-	st.p, st.jacFresh, st.hLU, st.rhoAge = p, false, 0, 0
+	st.p, st.jacFresh, st.hLU, st.rhoLeft = p, false, 0, 0
 	return nil
 }
 
 func (st *rosenbrockStepper) limit(_, h float64) float64 { return h }
 func (st *rosenbrockStepper) order() int                 { return st.tab.order }
 func (st *rosenbrockStepper) hermiteDense() bool         { return false }
-func (st *rosenbrockStepper) forget()                    { st.jacFresh, st.hLU, st.rhoAge = false, 0, 0 }
+func (st *rosenbrockStepper) forget()                    { st.jacFresh, st.hLU, st.rhoLeft = false, 0, 0 }
 func (st *rosenbrockStepper) active() int                { return 0 }
 func (st *rosenbrockStepper) names() []string            { return []string{st.tab.name} }
 
@@ -229,7 +230,11 @@ func (st *rosenbrockStepper) factor(h float64) bool {
 	}
 	st.in.stats.Decompositions++
 	st.hLU = h
-	return lapack64.Getrf(st.w, st.ipiv)
+	if !lapack64.Getrf(st.w, st.ipiv) {
+		st.hLU = 0 // the factors are unusable; refactor on the next attempt
+		return false
+	}
+	return true
 }
 
 // jacobian evaluates J (and ∂f/∂t unless autonomous) at (t, in.y): Problem.Jac
@@ -296,11 +301,11 @@ func (st *rosenbrockStepper) dense(_, _ float64) [][]float64 {
 // power iterations, redone every tenth call (for Auto's switch back to the
 // explicit method).
 func (st *rosenbrockStepper) radius() float64 {
-	if st.rhoAge > 0 {
-		st.rhoAge = (st.rhoAge + 1) % 10
+	if st.rhoLeft > 0 {
+		st.rhoLeft--
 		return st.rho
 	}
-	st.rhoAge = 1
+	st.rhoLeft = 9
 	st.rho = st.powerIteration()
 	return st.rho
 }

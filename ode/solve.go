@@ -227,7 +227,7 @@ func (r *run) loop() (*Result, error) {
 		if s.FixedStep == 0 {
 			r.h = ctl.accept(h, errNorm, rejected)
 		}
-		rejected = false
+		rejected = false // nonFinite stays: the steps that collapse near a NaN region alternate with accepted ones
 		if cfg.dir*(r.t-r.p.T1) >= 0 {
 			break
 		}
@@ -268,12 +268,17 @@ func (r *run) nextStep() (h float64, last bool, err error) {
 	if math.Abs(h) > cfg.hmax {
 		h = cfg.hmax * cfg.dir
 	}
-	if cfg.dir*(r.t+h-p.T1) >= 0 {
+	// Stretch a step that would end within 1 % of T1 (dopri5.f), so that
+	// no step is left too short to take.
+	if cfg.dir*(r.t+1.01*h-p.T1) >= 0 {
 		h = p.T1 - r.t
 		last = true
 	}
 	if hl := in.st.limit(r.t, h); hl != h {
 		h, last = hl, false
+		if cfg.dir*(r.t+2*hl-p.T1) >= 0 {
+			h = (p.T1 - r.t) / 2 // two equal steps rather than one and a sliver
+		}
 	}
 	return h, last, nil
 }

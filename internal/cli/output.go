@@ -173,6 +173,9 @@ func (e *env) save(job *spec.Job, arrays []export.Array, m *meta) error {
 		pending.Abort()
 		return err
 	}
+	// A failed rename here (rare: both files are already synced in the same
+	// directory) leaves the new .npz beside the previous sidecar, whose
+	// output_sha256 then no longer matches: the mismatch is detectable.
 	return pending.Commit()
 }
 
