@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
+
+	"github.com/linattn/linattn/internal/gemm"
 )
 
 var sinkF float64
@@ -64,9 +66,9 @@ func BenchmarkProducts(b *testing.B) {
 				}
 				hr := h * c.r
 				k, q := y[h:h+hr*d], y[h+hr*d:]
-				gemm(d, d, hr, k, q, m)
-				gemm(hr, d, d, q, m, out[h:h+hr*d])
-				gemm(hr, d, d, k, m, out[h+hr*d:])
+				gemm.Mul(d, d, hr, k, q, m)
+				gemm.Mul(hr, d, d, q, m, out[h:h+hr*d])
+				gemm.Mul(hr, d, d, k, m, out[h+hr*d:])
 			}
 			sinkF = out[0]
 		})

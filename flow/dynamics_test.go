@@ -300,8 +300,8 @@ func TestRunDeterministic(t *testing.T) {
 	}
 }
 
-// TestDerivIndependentOfGOMAXPROCS: at D = 64 the products take gonum's
-// Dgemm path (not the small-product loops); the right-hand side is
+// TestDerivIndependentOfGOMAXPROCS: at D = 64 (the products in the
+// assembly kernel where the processor has one) the right-hand side is
 // bit-identical whatever GOMAXPROCS is.
 func TestDerivIndependentOfGOMAXPROCS(t *testing.T) {
 	data, err := NewData(PowerLaw(64, 1, 1), RandomRotation(64, 2), 1.0/31)

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/linattn/linattn/internal/gemm"
 )
 
 // Kind is the parametrization of the attention heads.
@@ -194,13 +196,13 @@ func (s *System) rotate(dst, y []float64, toEigen bool) []float64 {
 	d := s.d
 	switch s.Model.Kind {
 	case Separate:
-		gemm(2*h*s.Model.R, d, d, in, v, dst[h:])
+		gemm.Mul(2*h*s.Model.R, d, d, in, v, dst[h:])
 	case Merged: // U ↦ Vᵀ U V
 		dd := d * d
 		left := s.scr.m // not in use outside DerivEigen and LossEigen
 		for i := 0; i < h; i++ {
-			gemm(d, d, d, vt, in[i*dd:(i+1)*dd], left)
-			gemm(d, d, d, left, v, dst[h+i*dd:h+(i+1)*dd])
+			gemm.Mul(d, d, d, vt, in[i*dd:(i+1)*dd], left)
+			gemm.Mul(d, d, d, left, v, dst[h+i*dd:h+(i+1)*dd])
 		}
 	}
 	return dst

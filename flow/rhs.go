@@ -7,6 +7,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/linattn/linattn/internal/gemm"
 )
 
 var impl gonum.Implementation
@@ -14,7 +16,7 @@ var impl gonum.Implementation
 type scratch struct {
 	m   []float64 // effective map M (D×D, eigen coordinates)
 	g   []float64 // residual G = Λ² − A M Λ (D×D)
-	vk  []float64 // (v_i k_{i,r})ᵀ as columns (separate, D×H·R)
+	vq  []float64 // rows v_i q_{i,r} (separate, H·R×D)
 	gt  []float64 // Gᵀ (separate, D×D)
 	dy  []float64 // a state-sized buffer for GradNorm
 	rot []float64 // a state-sized buffer for rotate
@@ -25,7 +27,7 @@ func newScratch(s *System) scratch {
 	d := s.d
 	sc := scratch{m: make([]float64, d*d), g: make([]float64, d*d), dy: make([]float64, s.n), rot: make([]float64, s.n), ye: make([]float64, s.n)}
 	if s.Model.Kind == Separate {
-		sc.vk = make([]float64, s.Model.H*s.Model.R*d)
+		sc.vq = make([]float64, s.Model.H*s.Model.R*d)
 		sc.gt = make([]float64, d*d)
 	}
 	return sc
@@ -88,14 +90,15 @@ func (s *System) effectiveMap(y []float64) {
 	hr := h * r
 	k := y[h : h+hr*d]
 	q := y[h+hr*d:]
-	vkT := s.scr.vk
+	vq := s.scr.vq
 	for row := 0; row < hr; row++ {
 		vi := y[row/r]
-		for j, x := range k[row*d : (row+1)*d] {
-			vkT[j*hr+row] = vi * x
+		dst := vq[row*d : (row+1)*d]
+		for j, x := range q[row*d : (row+1)*d] {
+			dst[j] = vi * x
 		}
 	}
-	gemm(d, d, hr, vkT, q, s.scr.m)
+	gemm.MulTA(d, d, hr, k, vq, s.scr.m) // M = Kᵀ (diag(v) Q)
 }
 
 func (s *System) derivMerged(dydt, y []float64) {
@@ -130,8 +133,8 @@ func (s *System) derivSeparate(dydt, y []float64) {
 			gt[j*d+i] = g[i*d+j]
 		}
 	}
-	gemm(hr, d, d, q, gt, dk)
-	gemm(hr, d, d, k, g, dq)
+	gemm.Mul(hr, d, d, q, gt, dk)
+	gemm.Mul(hr, d, d, k, g, dq)
 	invTau := 1 / s.Model.Tau
 	for i := 0; i < h; i++ {
 		var dv float64
@@ -148,78 +151,6 @@ func (s *System) derivSeparate(dydt, y []float64) {
 			}
 		}
 		dydt[i] = dv * invTau
-	}
-}
-
-// gemm computes C = A·B for row-major A (m×k), B (k×n), C (m×n),
-// overwriting C; the flow packs its operands so that every product has this
-// form. Small products use a register-blocked loop (2×4 blocks of C held in
-// registers across the sum), where gonum's per-call overhead would dominate.
-// Larger ones use gonum's serial kernel: C is cut into 64×128 tiles, below
-// the size at which gonum's Dgemm spawns goroutines (blas/gonum: blockSize
-// 64, minParBlock 4), so the product never allocates and its result never
-// depends on GOMAXPROCS.
-func gemm(m, n, k int, a, b, c []float64) {
-	if m*n*k <= smallGemm {
-		gemmSmall(m, n, k, a, b, c)
-		return
-	}
-	const tm, tn = 64, 128
-	for i0 := 0; i0 < m; i0 += tm {
-		mi := min(tm, m-i0)
-		for j0 := 0; j0 < n; j0 += tn {
-			nj := min(tn, n-j0)
-			impl.Dgemm(blas.NoTrans, blas.NoTrans, mi, nj, k, 1, a[i0*k:], k, b[j0:], n, 0, c[i0*n+j0:], n)
-		}
-	}
-}
-
-// smallGemm is the largest m·n·k done with plain loops (BenchmarkProducts
-// puts the crossover with gonum's kernel between D = 16 and D = 32).
-const smallGemm = 8192
-
-func gemmSmall(m, n, k int, a, b, c []float64) {
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		a0, a1 := a[i*k:(i+1)*k], a[(i+1)*k:(i+2)*k]
-		c0, c1 := c[i*n:(i+1)*n], c[(i+1)*n:(i+2)*n]
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			var s00, s01, s02, s03, s10, s11, s12, s13 float64
-			for l, x0 := range a0 {
-				x1 := a1[l]
-				bl := b[l*n+j : l*n+j+4 : l*n+j+4]
-				b0, b1, b2, b3 := bl[0], bl[1], bl[2], bl[3]
-				s00 += x0 * b0
-				s01 += x0 * b1
-				s02 += x0 * b2
-				s03 += x0 * b3
-				s10 += x1 * b0
-				s11 += x1 * b1
-				s12 += x1 * b2
-				s13 += x1 * b3
-			}
-			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
-			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
-		}
-		for ; j < n; j++ {
-			var s0, s1 float64
-			for l, x0 := range a0 {
-				s0 += x0 * b[l*n+j]
-				s1 += a1[l] * b[l*n+j]
-			}
-			c0[j], c1[j] = s0, s1
-		}
-	}
-	for ; i < m; i++ {
-		ai, ci := a[i*k:(i+1)*k], c[i*n:(i+1)*n]
-		for j := range ci {
-			var sum float64
-			for l, x := range ai {
-				sum += x * b[l*n+j]
-			}
-			ci[j] = sum
-		}
 	}
 }
 
@@ -281,8 +212,8 @@ func (s *System) MapOfEigenTo(dst, y []float64) []float64 {
 	}
 	s.effectiveMap(y)
 	left := s.scr.g // not in use outside DerivEigen and LossEigen
-	gemm(d, d, d, s.vecs, s.scr.m, left)
-	gemm(d, d, d, left, s.vecsT, dst)
+	gemm.Mul(d, d, d, s.vecs, s.scr.m, left)
+	gemm.Mul(d, d, d, left, s.vecsT, dst)
 	return dst
 }
 

@@ -48,21 +48,27 @@ func evalHairer(dst, y []float64, f [][]float64, theta float64) {
 // (their number varies with the method), contiguously, in blocks that double
 // from solutionBlockMin to solutionBlockMax values, so that a long solve
 // never copies what it stored and a short one allocates little. A step whose
-// extension is the cubic Hermite interpolant (ROCK4's) stores no vectors:
-// they follow from its ends, the start of the next step or, for the last
-// step, the tail.
+// extension is the cubic Hermite interpolant (ROCK4's) stores only its y:
+// y₁ is the start of the next step (or the tail), and At evaluates f at the
+// two ends again, which gives the solver's f₀ and f₁ bit for bit since f is
+// a function of (t, y). Long stiff solves store one vector per step instead
+// of two: the memory, and the time to touch it, are halved.
 type Solution struct {
 	n      int
 	dir    float64
+	f      Func      // the problem's right-hand side, for Hermite steps
 	t0     []float64 // start of each step
 	t1     []float64 // end of each step (the last may be cut by a terminal event)
 	h      []float64 // full length of each step
 	loc    []stepLoc
 	blocks [][]float64
 	size   int       // values stored
-	tail   []float64 // y and f at the end of the last step
+	tail   []float64 // y at the end of the last (full) step
+	cutEnd bool      // a terminal event cut the last step: tail is past the end
 	fv     [][]float64
 	herm   [][]float64 // scratch for Hermite vectors
+	fEnds  []float64   // f at both ends of Hermite step fStep (2n)
+	fStep  int         // the step fEnds belongs to, or −1
 }
 
 // stepLoc locates a step's values; vecs < 0 marks a Hermite step.
@@ -74,20 +80,20 @@ const (
 )
 
 // add stores a step with its Hairer-form vectors f.
-func (s *Solution) add(t0, h, t1 float64, y, fy []float64, f [][]float64) {
+func (s *Solution) add(t0, h, t1 float64, y, fy, y1 []float64, f [][]float64) {
 	s.store(t0, h, t1, int32(len(f)), append([][]float64{y, fy}, f...))
-	s.tail = s.tail[:0]
+	s.tail = append(s.tail[:0], y1...)
 }
 
 // addHermite stores a step whose extension is the cubic Hermite
-// interpolant of (y0, f0) and (y1, f1).
-func (s *Solution) addHermite(t0, h, t1 float64, y0, f0, y1, f1 []float64) {
-	s.store(t0, h, t1, -1, [][]float64{y0, f0})
-	s.tail = append(append(s.tail[:0], y1...), f1...)
+// interpolant of (y0, f(t0, y0)) and (y1, f(t0+h, y1)).
+func (s *Solution) addHermite(t0, h, t1 float64, y0, y1 []float64) {
+	s.store(t0, h, t1, -1, [][]float64{y0})
+	s.tail = append(s.tail[:0], y1...)
 }
 
 // cut ends the last step at t1 (a terminal event).
-func (s *Solution) cut(t1 float64) { s.t1[len(s.t1)-1] = t1 }
+func (s *Solution) cut(t1 float64) { s.t1[len(s.t1)-1], s.cutEnd = t1, true }
 
 func (s *Solution) store(t0, h, t1 float64, vecs int32, parts [][]float64) {
 	s.t0 = append(s.t0, t0)
@@ -133,30 +139,54 @@ func (s *Solution) At(dst []float64, t float64) ([]float64, error) {
 	if len(s.t0) == 0 || s.dir*(t-a) < 0 || s.dir*(t-b) > 0 {
 		return dst, fmt.Errorf("ode: Solution.At: t = %g is outside the solved interval [%g, %g]", t, a, b)
 	}
-	k := sort.Search(len(s.t1), func(i int) bool { return s.dir*(s.t1[i]-t) >= 0 })
+	n := s.n
+	// The step with t0 ≤ t < t1; at a step's start its stored y is returned
+	// exactly, and at the solve's end the stored final state, as the solve
+	// itself reports states at step ends.
+	k := sort.Search(len(s.t1), func(i int) bool { return s.dir*(s.t1[i]-t) > 0 })
 	if k == len(s.t1) {
 		k--
+		if t == s.t1[k] && !s.cutEnd {
+			return append(dst[:0], s.tail...), nil
+		}
 	}
-	n := s.n
 	data := s.values(k)
+	if t == s.t0[k] {
+		return append(dst[:0], data[:n]...), nil
+	}
 	s.fv = s.fv[:0]
 	if l := s.loc[k]; l.vecs >= 0 {
 		for j := 2; j < 2+int(l.vecs); j++ {
 			s.fv = append(s.fv, data[j*n:(j+1)*n])
 		}
 	} else {
-		end := s.tail
-		if k+1 < len(s.loc) {
-			end = s.values(k + 1)
-		}
-		if len(s.herm) == 0 {
-			s.herm = [][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
-		}
-		hermite(s.herm, data[:n], end[:n], data[n:2*n], end[n:2*n], s.h[k])
+		s.hermiteVectors(k)
 		s.fv = append(s.fv, s.herm...)
 	}
 	evalHairer(dst, data[:n], s.fv, (t-s.t0[k])/s.h[k])
 	return dst, nil
+}
+
+// hermiteVectors sets s.herm for the Hermite step k, evaluating f at its
+// ends unless the previous call did (At on sorted times stays in a step).
+func (s *Solution) hermiteVectors(k int) {
+	n := s.n
+	y0, y1 := s.values(k)[:n], s.tail
+	if k+1 < len(s.loc) {
+		y1 = s.values(k + 1)[:n]
+	}
+	if len(s.herm) == 0 {
+		s.herm = [][]float64{make([]float64, n), make([]float64, n), make([]float64, n)}
+		s.fEnds = make([]float64, 2*n)
+		s.fStep = -1
+	}
+	f0, f1 := s.fEnds[:n], s.fEnds[n:]
+	if s.fStep != k {
+		s.f(s.t0[k], y0, f0)
+		s.f(s.t0[k]+s.h[k], y1, f1)
+		s.fStep = k
+	}
+	hermite(s.herm, y0, y1, f0, f1, s.h[k])
 }
 
 // values returns the stored values of step k, from its y on.

@@ -149,8 +149,10 @@ func (st *rock4Stepper) attempt(t, h float64) float64 {
 		nu := 1 - kap
 		in.f(tCur, st.cur, st.k1)
 		next, cur, prev := st.next, st.cur, st.prev
+		k1 := st.k1[:len(next)]
+		cur, prev = cur[:len(next)], prev[:len(next)] // no bounds checks below
 		for i := range next {
-			next[i] = mu*st.k1[i] + nu*cur[i] + kap*prev[i]
+			next[i] = mu*k1[i] + nu*cur[i] + kap*prev[i]
 		}
 		tCur, tPrev = mu+nu*tCur+kap*tPrev, tCur
 		st.prev, st.cur, st.next = cur, next, prev

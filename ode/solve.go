@@ -127,7 +127,7 @@ func (r *run) solve() (*Result, error) {
 		r.res.YEval = make([]float64, 0, len(s.TEval)*n)
 	}
 	if s.Dense {
-		r.res.Solution = &Solution{n: n, dir: r.cfg.dir}
+		r.res.Solution = &Solution{n: n, dir: r.cfg.dir, f: p.Func}
 	}
 	in.stats = Stats{PerMethod: make([]MethodStats, len(in.st.names()))}
 	for i, name := range in.st.names() {
@@ -349,9 +349,9 @@ func (r *run) keepDense(t1 float64) {
 		return
 	}
 	if in.st.hermiteDense() {
-		sol.addHermite(in.t0, in.h, t1, in.y, in.f0, in.ynew, in.f1)
+		sol.addHermite(in.t0, in.h, t1, in.y, in.ynew)
 	} else {
-		sol.add(in.t0, in.h, t1, in.y, in.f0, in.st.dense(in.t0, in.h))
+		sol.add(in.t0, in.h, t1, in.y, in.f0, in.ynew, in.st.dense(in.t0, in.h))
 	}
 	if lim := r.s.DenseLimit; lim > 0 && sol.size > lim {
 		r.res.Solution = nil

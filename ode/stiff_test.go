@@ -167,17 +167,7 @@ func TestStiffDenseOutputAndEvents(t *testing.T) {
 // Auto(DOP853, ROCK4) must both use both methods, switch, and agree with
 // DOP853 at a tight tolerance.
 func TestAutoSwitches(t *testing.T) {
-	vdp := odetest.VanDerPol().Problem
-	const eps = 1e-3
-	vdp.Func = func(_ float64, y, dy []float64) {
-		dy[0] = y[1]
-		dy[1] = ((1-y[0]*y[0])*y[1] - y[0]) / eps
-	}
-	vdp.Jac = func(_ float64, y, j []float64) {
-		j[0], j[1] = 0, 1
-		j[2], j[3] = (-2*y[0]*y[1]-1)/eps, (1-y[0]*y[0])/eps
-	}
-	vdp.T1 = 3
+	vdp := vanDerPolMild()
 	ref := solve(t, vdp, ode.Settings{Method: ode.DOP853, RTol: 1e-13, ATol: 1e-13, MaxSteps: 1e6})
 	autoRodas, err := ode.NewAuto(ode.DOP853, ode.Rodas5P)
 	if err != nil {
@@ -232,6 +222,53 @@ func TestStiffNoAllocationsPerStep(t *testing.T) {
 		aLong, nLong := allocs(tc.p.T1)
 		if aLong > aShort || nLong <= nShort {
 			t.Errorf("%s: %v allocations in %d steps, %v in %d: want no allocations per step", tc.m.Name(), aShort, nShort, aLong, nLong)
+		}
+	}
+}
+
+// vanDerPolMild is the Van der Pol oscillator with ε = 10⁻³ on [0, 3]: stiff
+// on its slow branches and not during the fast jumps.
+func vanDerPolMild() ode.Problem {
+	vdp := odetest.VanDerPol().Problem
+	const eps = 1e-3
+	vdp.Func = func(_ float64, y, dy []float64) {
+		dy[0] = y[1]
+		dy[1] = ((1-y[0]*y[0])*y[1] - y[0]) / eps
+	}
+	vdp.Jac = func(_ float64, y, j []float64) {
+		j[0], j[1] = 0, 1
+		j[2], j[3] = (-2*y[0]*y[1]-1)/eps, (1-y[0]*y[0])/eps
+	}
+	vdp.T1 = 3
+	return vdp
+}
+
+// TestSolutionEqualsTEval: the kept Solution reproduces bit for bit what the
+// solve itself interpolated at TEval, for every method, including ROCK4's
+// Hermite steps, whose f values the Solution evaluates again, and Auto's
+// switches between the two kinds of step.
+func TestSolutionEqualsTEval(t *testing.T) {
+	vdp := vanDerPolMild()
+	teval := make([]float64, 200)
+	for i := range teval {
+		teval[i] = vdp.T1 * float64(i) / float64(len(teval)-1)
+	}
+	for _, m := range []ode.Method{ode.DP5, ode.DOP853, ode.ROCK4, ode.Rodas5P, ode.Auto} {
+		res := solve(t, vdp, ode.Settings{Method: m, RTol: 1e-6, ATol: 1e-8, TEval: teval, Dense: true, MaxSteps: 1e6})
+		if m == ode.Auto && res.Stats.Switches < 2 {
+			t.Errorf("Auto switched %d times, want both ways", res.Stats.Switches)
+		}
+		n := len(vdp.Y0)
+		y := make([]float64, n)
+		for k, tk := range teval {
+			if _, err := res.Solution.At(y, tk); err != nil {
+				t.Fatal(err)
+			}
+			for i := range y {
+				if want := res.YEval[k*n+i]; math.Float64bits(y[i]) != math.Float64bits(want) {
+					t.Fatalf("%s: Solution.At(%g)[%d] = %v, TEval gave %v", m.Name(), tk, i, y[i], want)
+				}
+			}
 		}
 	}
 }

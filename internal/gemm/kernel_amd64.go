@@ -1,0 +1,38 @@
+//go:build !purego
+
+package gemm
+
+// useKernel reports whether the processor and operating system support
+// AVX2 and FMA (CPUID leaf 7 EBX bit 5; leaf 1 ECX bits 12 FMA, 27 OSXSAVE,
+// 28 AVX; XCR0 bits 1–2: the OS saves the YMM state).
+var useKernel = hasAVX2FMA()
+
+func hasAVX2FMA() bool {
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0
+}
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+func xgetbv() (eax, edx uint32)
+
+// kernel4x8 sets the 4×8 block at c (leading dimension ldc) to the product
+// of the 4×k rows at a (leading dimension lda) and the k×8 columns at b
+// (leading dimension ldb).
+//
+//go:noescape
+func kernel4x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// kernelT4x8 is kernel4x8 with a the k×4 columns of a row-major matrix
+// (leading dimension lda), read as the 4×k rows of its transpose.
+//
+//go:noescape
+func kernelT4x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)

@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package gemm
+
+const useKernel = false
+
+func kernel4x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	panic("gemm: no kernel on this platform")
+}
+
+func kernelT4x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	panic("gemm: no kernel on this platform")
+}
