@@ -54,21 +54,32 @@ func evalHairer(dst, y []float64, f [][]float64, theta float64) {
 // a function of (t, y). Long stiff solves store one vector per step instead
 // of two: the memory, and the time to touch it, are halved.
 type Solution struct {
-	n      int
-	dir    float64
-	f      Func      // the problem's right-hand side, for Hermite steps
-	t0     []float64 // start of each step
-	t1     []float64 // end of each step (the last may be cut by a terminal event)
-	h      []float64 // full length of each step
-	loc    []stepLoc
-	blocks [][]float64
-	size   int       // values stored
-	tail   []float64 // y at the end of the last (full) step
-	cutEnd bool      // a terminal event cut the last step: tail is past the end
-	fv     [][]float64
-	herm   [][]float64 // scratch for Hermite vectors
-	fEnds  []float64   // f at both ends of Hermite step fStep (2n)
-	fStep  int         // the step fEnds belongs to, or −1
+	n       int
+	dir     float64
+	f       Func      // the problem's right-hand side, for Hermite steps
+	t0      []float64 // start of each step
+	t1      []float64 // end of each step (the last may be cut by a terminal event)
+	h       []float64 // full length of each step
+	loc     []stepLoc
+	blocks  [][]float64
+	size    int       // values stored
+	tail    []float64 // y at the end of the last (full) step
+	cutEnd  bool      // a terminal event cut the last step: tail is past the end
+	fv      [][]float64
+	herm    [][]float64  // scratch for Hermite vectors
+	fEnds   []float64    // f at both ends of Hermite step fStep (2n)
+	fStep   int          // the step fEnds belongs to, or −1
+	source  *blockSource // full-size blocks while the solve runs
+	solving bool
+}
+
+// endSolve stops the block source when the solve returns.
+func (s *Solution) endSolve() {
+	s.solving = false
+	if s.source != nil {
+		s.source.close()
+		s.source = nil
+	}
 }
 
 // stepLoc locates a step's values; vecs < 0 marks a Hermite step.
@@ -106,7 +117,14 @@ func (s *Solution) store(t0, h, t1 float64, vecs int32, parts [][]float64) {
 		if last >= 0 {
 			size = min(2*cap(s.blocks[last]), solutionBlockMax)
 		}
-		s.blocks = append(s.blocks, make([]float64, 0, max(need, size)))
+		if size == solutionBlockMax && s.solving && s.source == nil {
+			s.source = newBlockSource() // a long solve: blocks are made ahead from now on
+		}
+		if size == solutionBlockMax && need <= size && s.source != nil {
+			s.blocks = append(s.blocks, s.source.get())
+		} else {
+			s.blocks = append(s.blocks, make([]float64, 0, max(need, size)))
+		}
 		last++
 	}
 	b := s.blocks[last]

@@ -127,7 +127,9 @@ func (r *run) solve() (*Result, error) {
 		r.res.YEval = make([]float64, 0, len(s.TEval)*n)
 	}
 	if s.Dense {
-		r.res.Solution = &Solution{n: n, dir: r.cfg.dir, f: p.Func}
+		sol := &Solution{n: n, dir: r.cfg.dir, f: p.Func, solving: true}
+		defer sol.endSolve()
+		r.res.Solution = sol
 	}
 	in.stats = Stats{PerMethod: make([]MethodStats, len(in.st.names()))}
 	for i, name := range in.st.names() {
@@ -354,6 +356,7 @@ func (r *run) keepDense(t1 float64) {
 		sol.add(in.t0, in.h, t1, in.y, in.f0, in.ynew, in.st.dense(in.t0, in.h))
 	}
 	if lim := r.s.DenseLimit; lim > 0 && sol.size > lim {
+		sol.endSolve()
 		r.res.Solution = nil
 	}
 }
