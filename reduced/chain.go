@@ -160,17 +160,10 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 	used := make([]bool, h)
 	out := make([]DropComparison, len(trans))
 	for m, w := range wins {
-		keys, _ := s.AlignmentEigen(eigenAt(index(w.end)))
-		head, best := -1, -1.0
-		for i := 0; i < h; i++ {
-			if !used[i] && keys[i*dim+m] > best {
-				head, best = i, keys[i*dim+m]
-			}
-		}
+		head := learningHead(s, eigenAt(index(w.end)), m, used)
 		if head < 0 {
 			return nil, fmt.Errorf("reduced: no free head for drop %d", m+1)
 		}
-		used[head] = true
 		an, err := NewAnsatz(data.Lambda()[m], a[m], s.Model.Tau)
 		if err != nil {
 			return nil, err
@@ -178,11 +171,7 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 		c := DropComparison{M: m, Head: head, VStar: an.VStar(), ObservedT: trans[m].T, TStart: w.start}
 		i0 := index(w.start)
 		c.Entry = math.Abs(tr.States[i0*n+head])
-		if c.Entry > 0 && c.Entry < an.HalfWay() {
-			c.PredictedFromStart = w.start + an.timeTo(c.Entry, an.HalfWay())
-		} else {
-			c.PredictedFromStart = math.NaN()
-		}
+		c.PredictedFromStart = an.halfWayFrom(w.start, c.Entry)
 		// The first time the ansatz holds.
 		ia := -1
 		kOff, qOff := h+head*dim+m, h+h*dim+head*dim+m

@@ -219,6 +219,18 @@ func TestCompareWithFullFlow(t *testing.T) {
 	if len(heads) != 4 {
 		t.Errorf("the four drops use heads %v, want four distinct", heads)
 	}
+	// PredictDrops, which `linattn run` prints, picks the learning head by
+	// the same rule at t_m and gives Compare's estimate from t_{m−1}.
+	tr, err := s.Run(context.Background(), y0, flow.RunSettings{T: 1e5, Times: []float64{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := PredictDrops(s, y0, tr.Transitions)
+	for _, c := range cs {
+		if pred[c.M] != c.PredictedFromStart {
+			t.Errorf("drop %d: PredictDrops %v, Compare's PredictedFromStart %v", c.M+1, pred[c.M], c.PredictedFromStart)
+		}
+	}
 }
 
 // TestMergedClosedFormMatchesFlow: the closed form σ(t), L(t) (docs/math.md)

@@ -247,7 +247,7 @@ func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
 	m.Solver = &solverMeta{Method: job.Method.Name(), RTol: sp.RTol, ATol: sp.ATol,
 		Steps: stats.Steps, FuncEvals: stats.FuncEvals, Rejected: stats.Rejected, TEnd: o.tEnd,
 		ByMethod: byMethod(stats.PerMethod), Switches: stats.Switches}
-	pred := predictions(job, o.transitions)
+	pred := reduced.PredictDrops(job.System, job.Y0, o.transitions)
 	tr := make([]map[string]any, len(o.transitions))
 	for i, tn := range o.transitions {
 		tr[i] = map[string]any{"m": tn.M, "t": tn.T, "level": tn.Level}
@@ -322,62 +322,6 @@ func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Ar
 	return append(arrays,
 		export.Floats("transitions", ts, len(ts)),
 		export.Ints("transition_m", ms, len(ms)))
-}
-
-// predictions returns a predicted time for each transition, NaN where there
-// is none. Merged model: reduced.MergedDropTime from the initial state.
-// Separate rank-one model: t_{m−1} plus the 1-D time (paper eq.
-// 1Ddynamics) for the head that learns e_m to go from its value weight at
-// t_{m−1} to the half-way value. The ansatz does not hold yet at t_{m−1},
-// so this is the paper's order-of-magnitude estimate; `linattn reduced`
-// starts the 1-D theory where it holds.
-func predictions(job *spec.Job, trans []flow.Transition) []float64 {
-	s := job.System
-	out := make([]float64, len(trans))
-	for i := range out {
-		out[i] = math.NaN()
-	}
-	if s.Model.Kind == flow.Merged {
-		if len(trans) == 1 {
-			if t, err := reduced.MergedDropTime(s, job.Y0); err == nil {
-				out[0] = t
-			}
-		}
-		return out
-	}
-	if s.Model.R != 1 {
-		return out
-	}
-	h := s.Model.H
-	a := s.Data.AEigenvalues()
-	used := make([]bool, h)
-	prevT, prevState := 0.0, job.Y0
-	for i, tn := range trans {
-		if tn.M != i+1 {
-			break
-		}
-		head := -1
-		for j := 0; j < h; j++ {
-			if !used[j] && (head < 0 || math.Abs(tn.State[j]) > math.Abs(tn.State[head])) {
-				head = j
-			}
-		}
-		if head < 0 {
-			break
-		}
-		used[head] = true
-		an, err := reduced.NewAnsatz(s.Data.Lambda()[i], a[i], s.Model.Tau)
-		if err != nil {
-			break
-		}
-		if entry := math.Abs(prevState[head]); entry > 0 && entry < an.HalfWay() {
-			if dt, err := an.TimeTo(entry, an.HalfWay()); err == nil {
-				out[i] = prevT + dt
-			}
-		}
-		prevT, prevState = tn.T, tn.State
-	}
-	return out
 }
 
 func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []float64, elapsed time.Duration) {
