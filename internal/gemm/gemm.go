@@ -16,14 +16,7 @@ package gemm
 // Mul sets c = a·b for row-major a (m×k), b (k×n) and c (m×n). c must not
 // overlap a or b.
 func Mul(m, n, k int, a, b, c []float64) {
-	if len(a) < m*k || len(b) < k*n || len(c) < m*n {
-		panic("gemm: slice too short")
-	}
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		clear(c[:m*n])
+	if trivial(m, n, k, a, b, c) {
 		return
 	}
 	m4, n8 := 0, 0
@@ -44,17 +37,22 @@ func Mul(m, n, k int, a, b, c []float64) {
 	}
 }
 
-// MulTA sets c = aᵀ·b for row-major a (k×m), b (k×n) and c (m×n), without
-// forming aᵀ. c must not overlap a or b.
-func MulTA(m, n, k int, a, b, c []float64) {
+// trivial checks the lengths and handles the products with nothing to sum,
+// reporting whether that was all.
+func trivial(m, n, k int, a, b, c []float64) bool {
 	if len(a) < m*k || len(b) < k*n || len(c) < m*n {
 		panic("gemm: slice too short")
 	}
-	if m == 0 || n == 0 {
-		return
-	}
 	if k == 0 {
 		clear(c[:m*n])
+	}
+	return m == 0 || n == 0 || k == 0
+}
+
+// MulTA sets c = aᵀ·b for row-major a (k×m), b (k×n) and c (m×n), without
+// forming aᵀ. c must not overlap a or b.
+func MulTA(m, n, k int, a, b, c []float64) {
+	if trivial(m, n, k, a, b, c) {
 		return
 	}
 	m4, n8 := 0, 0
@@ -66,12 +64,8 @@ func MulTA(m, n, k int, a, b, c []float64) {
 			}
 		}
 	}
-	if n8 < n {
-		loopsTA(0, m4, n8, n, k, a, m, b, n, c, n)
-	}
-	if m4 < m {
-		loopsTA(m4, m, 0, n, k, a, m, b, n, c, n)
-	}
+	loopsTA(0, m4, n8, n, k, a, m, b, n, c, n)
+	loopsTA(m4, m, 0, n, k, a, m, b, n, c, n)
 }
 
 // loopsTA sets rows i0..i1, columns j0..j1 of c = aᵀ·b (a is k×lda).

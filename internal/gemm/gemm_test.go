@@ -53,47 +53,33 @@ var shapes = func() [][3]int {
 
 func TestMulExactOnIntegers(t *testing.T) {
 	// Products and sums of small integers are exact in floating point, so
-	// the kernel (with fused multiply–adds) and the plain loops must give
-	// exactly the textbook result.
+	// the kernels (with fused multiply–adds) and the plain loops must give
+	// exactly the textbook result; MulTA(a) must equal Mul(aᵀ).
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, sh := range shapes {
-		m, n, k := sh[0], sh[1], sh[2]
-		a, b := fill(rng, m*k, true), fill(rng, k*n, true)
-		c := make([]float64, m*n)
-		for i := range c {
-			c[i] = math.NaN() // Mul must overwrite, not accumulate
-		}
-		Mul(m, n, k, a, b, c)
-		want := naive(m, n, k, a, b)
-		for i := range c {
-			if c[i] != want[i] {
-				t.Fatalf("%d×%d×%d: c[%d] = %v, want %v", m, n, k, i, c[i], want[i])
+	for _, transA := range []bool{false, true} {
+		for _, sh := range shapes {
+			m, n, k := sh[0], sh[1], sh[2]
+			a, b := fill(rng, m*k, true), fill(rng, k*n, true)
+			c := make([]float64, m*n)
+			for i := range c {
+				c[i] = math.NaN() // the product must overwrite, not accumulate
 			}
-		}
-	}
-}
-
-func TestMulTAExactOnIntegers(t *testing.T) {
-	// MulTA(a) = Mul(aᵀ) exactly on integers (see TestMulExactOnIntegers).
-	rng := rand.New(rand.NewPCG(7, 8))
-	for _, sh := range shapes {
-		m, n, k := sh[0], sh[1], sh[2]
-		a, b := fill(rng, k*m, true), fill(rng, k*n, true)
-		at := make([]float64, m*k)
-		for l := 0; l < k; l++ {
-			for i := 0; i < m; i++ {
-				at[i*k+l] = a[l*m+i]
+			want := naive(m, n, k, a, b)
+			if transA {
+				at := make([]float64, k*m) // aᵀ, k×m, with (aᵀ)ᵀ = a
+				for i := 0; i < m; i++ {
+					for l := 0; l < k; l++ {
+						at[l*m+i] = a[i*k+l]
+					}
+				}
+				MulTA(m, n, k, at, b, c)
+			} else {
+				Mul(m, n, k, a, b, c)
 			}
-		}
-		c := make([]float64, m*n)
-		for i := range c {
-			c[i] = math.NaN()
-		}
-		MulTA(m, n, k, a, b, c)
-		want := naive(m, n, k, at, b)
-		for i := range c {
-			if c[i] != want[i] {
-				t.Fatalf("%d×%d×%d: c[%d] = %v, want %v", m, n, k, i, c[i], want[i])
+			for i := range c {
+				if c[i] != want[i] {
+					t.Fatalf("transA %v, %d×%d×%d: c[%d] = %v, want %v", transA, m, n, k, i, c[i], want[i])
+				}
 			}
 		}
 	}

@@ -2,6 +2,44 @@
 
 #include "textflag.h"
 
+// The arguments (k, a, lda, b, ldb, c, ldc) of both kernels, leading
+// dimensions in bytes.
+#define LOAD_ARGS \
+	MOVQ k+0(FP), CX      \
+	MOVQ a+8(FP), SI      \
+	MOVQ lda+16(FP), R8   \
+	MOVQ b+24(FP), DI     \
+	MOVQ ldb+32(FP), R9   \
+	MOVQ c+40(FP), DX     \
+	MOVQ ldc+48(FP), R10  \
+	SHLQ $3, R8           \
+	SHLQ $3, R9           \
+	SHLQ $3, R10
+
+// The 4×8 block of C in Y0..Y7, two registers per row.
+#define ZERO_BLOCK \
+	VXORPD Y0, Y0, Y0 \
+	VXORPD Y1, Y1, Y1 \
+	VXORPD Y2, Y2, Y2 \
+	VXORPD Y3, Y3, Y3 \
+	VXORPD Y4, Y4, Y4 \
+	VXORPD Y5, Y5, Y5 \
+	VXORPD Y6, Y6, Y6 \
+	VXORPD Y7, Y7, Y7
+
+#define STORE_BLOCK \
+	VMOVUPD Y0, (DX)   \
+	VMOVUPD Y1, 32(DX) \
+	ADDQ    R10, DX    \
+	VMOVUPD Y2, (DX)   \
+	VMOVUPD Y3, 32(DX) \
+	ADDQ    R10, DX    \
+	VMOVUPD Y4, (DX)   \
+	VMOVUPD Y5, 32(DX) \
+	ADDQ    R10, DX    \
+	VMOVUPD Y6, (DX)   \
+	VMOVUPD Y7, 32(DX)
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX
@@ -27,27 +65,11 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-8
 // the sum loads row l of the B panel (Y8, Y9), broadcasts a[i][l] for the
 // four rows and adds the products with fused multiply–adds.
 TEXT ·kernel4x8(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	MOVQ b+24(FP), DI
-	MOVQ ldb+32(FP), R9
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R10
-	SHLQ $3, R8
-	SHLQ $3, R9
-	SHLQ $3, R10
+	LOAD_ARGS
 	LEAQ (SI)(R8*1), R11
 	LEAQ (R11)(R8*1), R12
 	LEAQ (R12)(R8*1), R13
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	VXORPD Y4, Y4, Y4
-	VXORPD Y5, Y5, Y5
-	VXORPD Y6, Y6, Y6
-	VXORPD Y7, Y7, Y7
+	ZERO_BLOCK
 
 loop:
 	VMOVUPD      (DI), Y8
@@ -72,17 +94,7 @@ loop:
 	DECQ         CX
 	JNZ          loop
 
-	VMOVUPD Y0, (DX)
-	VMOVUPD Y1, 32(DX)
-	ADDQ    R10, DX
-	VMOVUPD Y2, (DX)
-	VMOVUPD Y3, 32(DX)
-	ADDQ    R10, DX
-	VMOVUPD Y4, (DX)
-	VMOVUPD Y5, 32(DX)
-	ADDQ    R10, DX
-	VMOVUPD Y6, (DX)
-	VMOVUPD Y7, 32(DX)
+	STORE_BLOCK
 	VZEROUPPER
 	RET
 
@@ -91,24 +103,8 @@ loop:
 // As kernel4x8 with A transposed: term l broadcasts the four consecutive
 // values a[l][0..3] of row l of the k×m matrix at a.
 TEXT ·kernelT4x8(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), SI
-	MOVQ lda+16(FP), R8
-	MOVQ b+24(FP), DI
-	MOVQ ldb+32(FP), R9
-	MOVQ c+40(FP), DX
-	MOVQ ldc+48(FP), R10
-	SHLQ $3, R8
-	SHLQ $3, R9
-	SHLQ $3, R10
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
-	VXORPD Y4, Y4, Y4
-	VXORPD Y5, Y5, Y5
-	VXORPD Y6, Y6, Y6
-	VXORPD Y7, Y7, Y7
+	LOAD_ARGS
+	ZERO_BLOCK
 
 loopT:
 	VMOVUPD      (DI), Y8
@@ -130,16 +126,6 @@ loopT:
 	DECQ         CX
 	JNZ          loopT
 
-	VMOVUPD Y0, (DX)
-	VMOVUPD Y1, 32(DX)
-	ADDQ    R10, DX
-	VMOVUPD Y2, (DX)
-	VMOVUPD Y3, 32(DX)
-	ADDQ    R10, DX
-	VMOVUPD Y4, (DX)
-	VMOVUPD Y5, 32(DX)
-	ADDQ    R10, DX
-	VMOVUPD Y6, (DX)
-	VMOVUPD Y7, 32(DX)
+	STORE_BLOCK
 	VZEROUPPER
 	RET
