@@ -97,7 +97,7 @@ func (a *autoStepper) attempt(t, h float64) float64   { return a.steppers[a.cur]
 func (a *autoStepper) dense(t, h float64) [][]float64 { return a.steppers[a.cur].dense(t, h) }
 func (a *autoStepper) controller() controllerDefaults { return a.steppers[a.cur].controller() }
 func (a *autoStepper) order() int                     { return a.steppers[0].order() }
-func (a *autoStepper) hermiteDense() bool             { return a.steppers[a.cur].hermiteDense() }
+func (a *autoStepper) hermiteDense() (float64, bool)  { return a.steppers[a.cur].hermiteDense() }
 func (a *autoStepper) active() int                    { return a.cur }
 
 func (a *autoStepper) names() []string {

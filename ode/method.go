@@ -33,8 +33,10 @@ type stepper interface {
 	dense(t, h float64) [][]float64
 	// hermiteDense reports whether the continuous extension of the last
 	// accepted step is the cubic Hermite interpolant of (y, f) at its ends,
-	// which a dense Solution stores as y and f alone.
-	hermiteDense() bool
+	// which a dense Solution stores as y alone, and the spectral-radius
+	// bound ρ the step was taken with: ROCK4's step is a function of
+	// (t, h, y, ρ), so a Solution that keeps ρ can take it again (replay).
+	hermiteDense() (rho float64, ok bool)
 	// controller returns the method's default step-size controller.
 	controller() controllerDefaults
 	// order is the order of the propagated solution (for the initial step).

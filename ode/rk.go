@@ -242,13 +242,13 @@ type rkStepper struct {
 	denseReady bool
 }
 
-func (st *rkStepper) begin(*Problem) error       { return nil }
-func (st *rkStepper) limit(_, h float64) float64 { return h }
-func (st *rkStepper) order() int                 { return st.m.tab.Order }
-func (st *rkStepper) active() int                { return 0 }
-func (st *rkStepper) names() []string            { return []string{st.m.Name()} }
-func (st *rkStepper) accept(_, _ float64)        {}
-func (st *rkStepper) hermiteDense() bool         { return false }
+func (st *rkStepper) begin(*Problem) error          { return nil }
+func (st *rkStepper) limit(_, h float64) float64    { return h }
+func (st *rkStepper) order() int                    { return st.m.tab.Order }
+func (st *rkStepper) active() int                   { return 0 }
+func (st *rkStepper) names() []string               { return []string{st.m.Name()} }
+func (st *rkStepper) accept(_, _ float64)           {}
+func (st *rkStepper) hermiteDense() (float64, bool) { return 0, false }
 
 func (st *rkStepper) controller() controllerDefaults {
 	t := &st.m.tab

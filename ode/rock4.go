@@ -69,11 +69,11 @@ func (st *rock4Stepper) begin(p *Problem) error {
 	return nil
 }
 
-func (st *rock4Stepper) order() int         { return 4 }
-func (st *rock4Stepper) active() int        { return 0 }
-func (st *rock4Stepper) names() []string    { return []string{"ROCK4"} }
-func (st *rock4Stepper) radius() float64    { return st.rho }
-func (st *rock4Stepper) hermiteDense() bool { return true }
+func (st *rock4Stepper) order() int                    { return 4 }
+func (st *rock4Stepper) active() int                   { return 0 }
+func (st *rock4Stepper) names() []string               { return []string{"ROCK4"} }
+func (st *rock4Stepper) radius() float64               { return st.rho }
+func (st *rock4Stepper) hermiteDense() (float64, bool) { return st.rho, true }
 
 // forget drops the spectral-radius estimate (Auto switches to ROCK4 after
 // steps of another method, during which ρ may have changed).

@@ -125,12 +125,12 @@ func (st *rosenbrockStepper) begin(p *Problem) error {
 	return nil
 }
 
-func (st *rosenbrockStepper) limit(_, h float64) float64 { return h }
-func (st *rosenbrockStepper) order() int                 { return st.tab.order }
-func (st *rosenbrockStepper) hermiteDense() bool         { return false }
-func (st *rosenbrockStepper) forget()                    { st.jacFresh, st.hLU, st.rhoLeft = false, 0, 0 }
-func (st *rosenbrockStepper) active() int                { return 0 }
-func (st *rosenbrockStepper) names() []string            { return []string{st.tab.name} }
+func (st *rosenbrockStepper) limit(_, h float64) float64    { return h }
+func (st *rosenbrockStepper) order() int                    { return st.tab.order }
+func (st *rosenbrockStepper) hermiteDense() (float64, bool) { return 0, false }
+func (st *rosenbrockStepper) forget()                       { st.jacFresh, st.hLU, st.rhoLeft = false, 0, 0 }
+func (st *rosenbrockStepper) active() int                   { return 0 }
+func (st *rosenbrockStepper) names() []string               { return []string{st.tab.name} }
 
 func (st *rosenbrockStepper) controller() controllerDefaults {
 	// rodas.f: SAFE = 0.9, FAC1 = 5 (MinScale 1/5), FAC2 = 1/6 (MaxScale 6).

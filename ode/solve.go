@@ -127,7 +127,7 @@ func (r *run) solve() (*Result, error) {
 		r.res.YEval = make([]float64, 0, len(s.TEval)*n)
 	}
 	if s.Dense {
-		sol := &Solution{n: n, dir: r.cfg.dir, f: p.Func, solving: true}
+		sol := newSolution(n, r.cfg.dir, p.Func)
 		defer sol.endSolve()
 		r.res.Solution = sol
 	}
@@ -305,7 +305,7 @@ func (r *run) accepted(h float64, last bool) (stop bool, err error) {
 		tnew = r.p.T1
 	}
 	in.t0, in.h = r.t, tnew-r.t
-	r.keepDense(tnew) // before a terminal event moves in.ynew
+	r.keepDense(tnew, h) // before a terminal event moves in.ynew
 	if len(r.s.Events) > 0 {
 		tStop, terminal := in.locateEvents(r.res, r.s.Events, r.cfg.samples, r.t, tnew)
 		if terminal {
@@ -343,19 +343,20 @@ func (r *run) accepted(h float64, last bool) (stop bool, err error) {
 	return stop, err
 }
 
-// keepDense adds the accepted step (in.t0, in.h) ending at t1 to the dense
-// solution, dropping the solution when it outgrows Settings.DenseLimit.
-func (r *run) keepDense(t1 float64) {
+// keepDense adds the accepted step (in.t0, in.h), attempted as hTry and
+// ending at t1, to the dense solution. When the solution outgrows
+// Settings.DenseLimit it is thinned, or dropped if thinning cannot help.
+func (r *run) keepDense(t1, hTry float64) {
 	sol, in := r.res.Solution, r.in
 	if sol == nil {
 		return
 	}
-	if in.st.hermiteDense() {
-		sol.addHermite(in.t0, in.h, t1, in.y, in.ynew)
+	if rho, ok := in.st.hermiteDense(); ok {
+		sol.addHermite(in.t0, in.h, t1, hTry, rho, in.y, in.ynew)
 	} else {
 		sol.add(in.t0, in.h, t1, in.y, in.f0, in.ynew, in.st.dense(in.t0, in.h))
 	}
-	if lim := r.s.DenseLimit; lim > 0 && sol.size > lim {
+	if lim := r.s.DenseLimit; lim > 0 && sol.size > lim && !sol.thin(lim) {
 		sol.endSolve()
 		r.res.Solution = nil
 	}

@@ -78,8 +78,10 @@ type Settings struct {
 	Dense bool
 
 	// DenseLimit > 0 bounds the memory of the dense output, in float64
-	// values: a solution that outgrows it is dropped (Result.Solution is
-	// nil) and the solve goes on without it.
+	// values. ROCK4's steps are thinned to stay within it (Solution.At
+	// takes the dropped ones again, with identical results, at the cost of
+	// their evaluations); a solution whose other steps outgrow it is
+	// dropped (Result.Solution is nil) and the solve goes on without it.
 	DenseLimit int
 
 	// Observer, if not nil, is called after every accepted step. A non-nil

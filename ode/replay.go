@@ -1,0 +1,103 @@
+package ode
+
+// replayer takes ROCK4 steps of a Solution again: its own integrator holds
+// the state at the start of step pos.
+type replayer struct {
+	in  *Integrator
+	st  *rock4Stepper
+	pos int // the step whose start in.y holds; −1 for none
+}
+
+// replayTo returns y at the start of the Hermite step k, which stores no y:
+// it takes the steps from the nearest earlier step that does (or from where
+// the last replay stopped, if that is nearer) with their stored (t, h, ρ).
+// ROCK4's step is a function of these and of y (its degree of ρ and h), so
+// the values are those of the solve bit for bit.
+func (s *Solution) replayTo(k int) []float64 {
+	rp := s.replay
+	if rp == nil {
+		in := NewIntegrator(ROCK4, s.n)
+		in.f = s.f
+		for i := range in.atol {
+			in.atol[i] = 1 // the error norm of a replayed step is not used
+		}
+		rp = &replayer{in: in, st: in.st.(*rock4Stepper), pos: -1}
+		s.replay = rp
+	}
+	in := rp.in
+	c := k
+	for s.loc[c].vecs == hermiteBare {
+		c--
+	}
+	if !(rp.pos >= c && rp.pos <= k) {
+		copy(in.y, s.values(c)[:s.n])
+		s.f(s.t0[c], in.y, in.f0)
+		rp.pos = c
+	}
+	for ; rp.pos < k; rp.pos++ {
+		j := rp.pos
+		rp.st.rho = s.rho[j]
+		rp.st.attempt(s.t0[j], s.hTry[j])
+		in.y, in.ynew = in.ynew, in.y
+		in.f0, in.f1 = in.f1, in.f0
+	}
+	return in.y
+}
+
+// thin brings the stored values under limit by doubling the spacing of the
+// Hermite steps that keep y, as often as needed, and reports whether it
+// could: the other steps, and the first of each run of Hermite steps, are
+// always kept.
+func (s *Solution) thin(limit int) bool {
+	for s.size > limit {
+		before := s.size
+		s.spacing *= 2
+		s.compact()
+		if s.size == before {
+			return false
+		}
+	}
+	return true
+}
+
+// compact drops y from the Hermite steps off the spacing and moves the kept
+// values forward in place: a step's values never move to a later position,
+// so every copy reads what has not been overwritten yet.
+func (s *Solution) compact() {
+	n := s.n
+	wb, wo, size := 0, 0, 0
+	runStart := 0
+	for k := range s.loc {
+		l := &s.loc[k]
+		if l.vecs < 0 && (k == 0 || s.loc[k-1].vecs >= 0) {
+			runStart = k
+		}
+		if l.vecs == hermiteBare {
+			continue
+		}
+		if l.vecs == hermiteY && (k-runStart)%s.spacing != 0 {
+			*l = stepLoc{block: -1, vecs: hermiteBare}
+			continue
+		}
+		length := n
+		if l.vecs >= 0 {
+			length = n * (2 + int(l.vecs))
+		}
+		if wo+length > cap(s.blocks[wb]) {
+			wb, wo = wb+1, 0
+		}
+		src := s.blocks[l.block][int(l.off) : int(l.off)+length]
+		copy(s.blocks[wb][:cap(s.blocks[wb])][wo:wo+length], src)
+		*l = stepLoc{block: int32(wb), off: int32(wo), vecs: l.vecs}
+		wo += length
+		size += length
+	}
+	if len(s.blocks) > 0 {
+		s.blocks[wb] = s.blocks[wb][:wo]
+		clear(s.blocks[wb+1:])
+		s.blocks = s.blocks[:wb+1]
+	}
+	s.size = size
+	s.runStart = runStart
+	s.replay = nil
+}

@@ -1,0 +1,108 @@
+package ode
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestBlockSourceStops: a dense solve long enough to fill full-size blocks
+// starts the goroutine that makes them ahead, and ends it when it returns,
+// whether it kept the solution or dropped it at DenseLimit.
+func TestBlockSourceStops(t *testing.T) {
+	const n = 400
+	f := func(_ float64, y, dy []float64) {
+		for i := range y {
+			dy[i] = -float64(i%7+1) * y[i]
+		}
+	}
+	y0 := make([]float64, n)
+	for i := range y0 {
+		y0[i] = 1
+	}
+	p := Problem{Func: f, T0: 0, T1: 10, Y0: y0}
+	before := runtime.NumGoroutine()
+	for _, lim := range []int{0, 3 * solutionBlockMax} {
+		// DP5's steps cannot be thinned: at the limit the solution goes.
+		res, err := Solve(context.Background(), p, Settings{Method: DP5, MaxStep: 0.005, Dense: true, DenseLimit: lim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lim == 0 && (res.Solution == nil || res.Solution.size < 2*solutionBlockMax) {
+			t.Fatalf("the solve stored too little to use full-size blocks")
+		}
+		if lim > 0 && res.Solution != nil {
+			t.Errorf("DenseLimit %d: solution kept (%d values)", lim, res.Solution.size)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before {
+		t.Errorf("%d goroutines after the solves, %d before", g, before)
+	}
+}
+
+// TestThinnedSolution: with a DenseLimit a fraction of what the ROCK4 steps
+// would store, the Solution thins them and replays the dropped ones, and
+// gives, bit for bit, what the solve interpolated at TEval, in any order of
+// the queries. Auto mixes DOP853 steps (always kept) into the runs of ROCK4
+// steps.
+func TestThinnedSolution(t *testing.T) {
+	const n = 60
+	lam := make([]float64, n) // y' = −λ_i y + sin(y_{i+1}): stiff, coupled, nonlinear
+	for i := range lam {
+		lam[i] = 1 + 2e4*float64(i*i)/float64(n*n)
+	}
+	f := func(_ float64, y, dy []float64) {
+		for i := range y {
+			dy[i] = -lam[i] * y[i]
+			if i+1 < n {
+				dy[i] += math.Sin(y[i+1])
+			}
+		}
+	}
+	y0 := make([]float64, n)
+	for i := range y0 {
+		y0[i] = 1 / float64(i+1)
+	}
+	p := Problem{Func: f, T0: 0, T1: 3, Y0: y0}
+	teval := make([]float64, 301)
+	for i := range teval {
+		teval[i] = p.T1 * float64(i) / float64(len(teval)-1)
+	}
+	for _, m := range []Method{ROCK4, Auto} {
+		full, err := Solve(context.Background(), p, Settings{Method: m, RTol: 1e-9, ATol: 1e-12, MaxStep: 0.005, TEval: teval, Dense: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An eighth of the ROCK4 steps' values, and all of the others.
+		st := full.Stats.PerMethod
+		rock4Values := st[len(st)-1].Steps * n
+		limit := full.Solution.size - rock4Values + rock4Values/8
+		res, err := Solve(context.Background(), p, Settings{Method: m, RTol: 1e-9, ATol: 1e-12, MaxStep: 0.005, TEval: teval, Dense: true, DenseLimit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sol := res.Solution
+		if sol == nil || sol.spacing < 8 || sol.size > limit {
+			t.Fatalf("%s: solution %v: want it thinned to spacing ≥ 8 within %d values", m.Name(), sol != nil, limit)
+		}
+		y := make([]float64, n)
+		for _, i := range rand.New(rand.NewPCG(1, 1)).Perm(len(teval)) {
+			if _, err := sol.At(y, teval[i]); err != nil {
+				t.Fatal(err)
+			}
+			for c := range y {
+				if want := res.YEval[i*n+c]; math.Float64bits(y[c]) != math.Float64bits(want) {
+					t.Fatalf("%s: At(%g)[%d] = %v, TEval %v", m.Name(), teval[i], c, y[c], want)
+				}
+			}
+		}
+		t.Logf("%s: %d steps, spacing %d, %d of %d values kept", m.Name(), sol.Steps(), sol.spacing, sol.size, full.Solution.size)
+	}
+}
