@@ -125,9 +125,30 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 			return nil, fmt.Errorf("reduced: drops out of order: %+v", trans)
 		}
 	}
+	wins, times := dropWindows(s, trans, T, points)
+	tr, err := s.Run(ctx, y0, flow.RunSettings{T: T, Times: times})
+	if err != nil {
+		return nil, err
+	}
+	c := &comparer{s: s, tr: tr, threshold: threshold, used: make([]bool, s.Model.H), ye: make([]float64, s.Len())}
+	out := make([]DropComparison, len(trans))
+	for m, w := range wins {
+		if out[m], err = c.drop(m, w, trans[m].T); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// window is the stretch of the run over which a drop is compared.
+type window struct{ start, end float64 }
+
+// dropWindows returns each drop's window [t_m, t_{m+1} + 10·τ/(3λ²v*)]
+// (clipped at the next drop and at T) and the sorted sampling times, points
+// in each window.
+func dropWindows(s *flow.System, trans []flow.Transition, T float64, points int) ([]window, []float64) {
 	data := s.Data
-	a := data.AEigenvalues()
-	type window struct{ start, end float64 }
+	lam, vStar := data.Lambda(), data.MapEigenvalues()
 	wins := make([]window, len(trans))
 	var times []float64
 	for m := range trans {
@@ -135,8 +156,8 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 		if m > 0 {
 			start = trans[m-1].T
 		}
-		vs := math.Cbrt(data.MapEigenvalues()[m]) // v* of the head that learns e_m
-		end := trans[m].T + 10*s.Model.Tau/(3*data.Lambda()[m]*data.Lambda()[m]*vs)
+		vs := math.Cbrt(vStar[m]) // v* of the head that learns e_m
+		end := trans[m].T + 10*s.Model.Tau/(3*lam[m]*lam[m]*vs)
 		if m+1 < len(trans) {
 			end = math.Min(end, trans[m+1].T)
 		}
@@ -148,64 +169,80 @@ func Compare(ctx context.Context, s *flow.System, y0 []float64, T float64, point
 		times[len(times)-points] = start
 	}
 	sort.Float64s(times)
-	times = dedupe(times)
-	tr, err := s.Run(ctx, y0, flow.RunSettings{T: T, Times: times})
+	return wins, dedupe(times)
+}
+
+// comparer compares the drops of the sampled run tr one by one.
+type comparer struct {
+	s         *flow.System
+	tr        *flow.Trajectory
+	threshold float64
+	used      []bool    // heads already given to a drop
+	ye        []float64 // scratch: a sample in eigen coordinates
+}
+
+func (c *comparer) eigenAt(i int) []float64 {
+	n := c.s.Len()
+	return c.s.ToEigen(c.ye, c.tr.States[i*n:(i+1)*n])
+}
+
+func (c *comparer) index(t float64) int { return sort.SearchFloat64s(c.tr.Times, t) }
+
+// drop compares the (m+1)-th drop, observed at tObs, over window w.
+func (c *comparer) drop(m int, w window, tObs float64) (DropComparison, error) {
+	s, n := c.s, c.s.Len()
+	head := learningHead(s, c.eigenAt(c.index(w.end)), m, c.used)
+	if head < 0 {
+		return DropComparison{}, fmt.Errorf("reduced: no free head for drop %d", m+1)
+	}
+	an, err := NewAnsatz(s.Data.Lambda()[m], s.Data.AEigenvalues()[m], s.Model.Tau)
 	if err != nil {
-		return nil, err
+		return DropComparison{}, err
 	}
-	n, h, dim := s.Len(), s.Model.H, s.Dim()
-	ye := make([]float64, n)
-	eigenAt := func(i int) []float64 { return s.ToEigen(ye, tr.States[i*n:(i+1)*n]) }
-	index := func(t float64) int { return sort.SearchFloat64s(tr.Times, t) }
-	used := make([]bool, h)
-	out := make([]DropComparison, len(trans))
-	for m, w := range wins {
-		head := learningHead(s, eigenAt(index(w.end)), m, used)
-		if head < 0 {
-			return nil, fmt.Errorf("reduced: no free head for drop %d", m+1)
-		}
-		an, err := NewAnsatz(data.Lambda()[m], a[m], s.Model.Tau)
+	d := DropComparison{M: m, Head: head, VStar: an.VStar(), ObservedT: tObs, TStart: w.start}
+	i0 := c.index(w.start)
+	d.Entry = math.Abs(c.tr.States[i0*n+head])
+	d.PredictedFromStart = an.halfWayFrom(w.start, d.Entry)
+	ia, err := c.aligned(&d, i0, w.end)
+	if err != nil {
+		return DropComparison{}, err
+	}
+	if !(d.EntryAligned < an.HalfWay()) {
+		return DropComparison{}, fmt.Errorf("reduced: drop %d: head %d aligns only after the drop (v = %g); sample the window more finely", m+1, head, d.EntryAligned)
+	}
+	d.Predicted = d.TAligned + an.timeTo(d.EntryAligned, an.HalfWay())
+	tr := c.tr
+	for i := ia; i < len(tr.Times) && tr.Times[i] <= w.end; i++ {
+		vr, err := an.VAt(d.EntryAligned, tr.Times[i]-d.TAligned)
 		if err != nil {
-			return nil, err
+			return DropComparison{}, err
 		}
-		c := DropComparison{M: m, Head: head, VStar: an.VStar(), ObservedT: trans[m].T, TStart: w.start}
-		i0 := index(w.start)
-		c.Entry = math.Abs(tr.States[i0*n+head])
-		c.PredictedFromStart = an.halfWayFrom(w.start, c.Entry)
-		// The first time the ansatz holds.
-		ia := -1
-		kOff, qOff := h+head*dim+m, h+h*dim+head*dim+m
-		for i := i0; i < len(tr.Times) && tr.Times[i] <= w.end; i++ {
-			y := eigenAt(i)
-			k, q := s.AlignmentEigen(y)
-			if k[head*dim+m] >= threshold && q[head*dim+m] >= threshold {
-				ia = i
-				c.TAligned = tr.Times[i]
-				c.EntryAligned = math.Cbrt(math.Abs(y[head] * y[kOff] * y[qOff]))
-				break
-			}
-		}
-		if ia < 0 {
-			return nil, fmt.Errorf("reduced: drop %d: head %d never reaches alignment %g with e_%d", m+1, head, threshold, m+1)
-		}
-		if !(c.EntryAligned < an.HalfWay()) {
-			return nil, fmt.Errorf("reduced: drop %d: head %d aligns only after the drop (v = %g); sample the window more finely", m+1, head, c.EntryAligned)
-		}
-		c.Predicted = c.TAligned + an.timeTo(c.EntryAligned, an.HalfWay())
-		for i := ia; i < len(tr.Times) && tr.Times[i] <= w.end; i++ {
-			vr, err := an.VAt(c.EntryAligned, tr.Times[i]-c.TAligned)
-			if err != nil {
-				return nil, err
-			}
-			vf := math.Abs(tr.States[i*n+head])
-			c.MaxDeviation = math.Max(c.MaxDeviation, math.Abs(vf-vr)/c.VStar)
-			c.Times = append(c.Times, tr.Times[i])
-			c.VFull = append(c.VFull, vf)
-			c.VReduced = append(c.VReduced, vr)
-		}
-		out[m] = c
+		vf := math.Abs(tr.States[i*n+head])
+		d.MaxDeviation = math.Max(d.MaxDeviation, math.Abs(vf-vr)/d.VStar)
+		d.Times = append(d.Times, tr.Times[i])
+		d.VFull = append(d.VFull, vf)
+		d.VReduced = append(d.VReduced, vr)
 	}
-	return out, nil
+	return d, nil
+}
+
+// aligned finds the first sample from i0 up to end at which the drop's head
+// has key and query aligned with e_{M+1} to the threshold: it sets TAligned
+// and EntryAligned and returns the sample's index.
+func (c *comparer) aligned(d *DropComparison, i0 int, end float64) (int, error) {
+	s, tr := c.s, c.tr
+	h, dim, m := s.Model.H, s.Dim(), d.M
+	kOff, qOff := h+d.Head*dim+m, h+h*dim+d.Head*dim+m
+	for i := i0; i < len(tr.Times) && tr.Times[i] <= end; i++ {
+		y := c.eigenAt(i)
+		k, q := s.AlignmentEigen(y)
+		if k[d.Head*dim+m] >= c.threshold && q[d.Head*dim+m] >= c.threshold {
+			d.TAligned = tr.Times[i]
+			d.EntryAligned = math.Cbrt(math.Abs(y[d.Head] * y[kOff] * y[qOff]))
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("reduced: drop %d: head %d never reaches alignment %g with e_%d", m+1, d.Head, c.threshold, m+1)
 }
 
 func dedupe(x []float64) []float64 {
