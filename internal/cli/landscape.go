@@ -48,19 +48,8 @@ func separateLandscape(e *env, job *spec.Job) error {
 	var stab []*landscape.Point
 	var runErr error
 	if sp.Stability {
-		for mask := 0; mask < rows; mask++ {
-			if err := e.ctx.Err(); err != nil {
-				runErr = fmt.Errorf("stopped after %d of %d fixed points: %w", mask, rows, err)
-				break
-			}
-			p, err := landscape.AnalyzeSubset(s, uint64(mask))
-			if err != nil {
-				return fmt.Errorf("S = %v: %w", oneBased(landscape.Indices(uint64(mask))), err)
-			}
-			stab = append(stab, p)
-			if e.progress.Due() {
-				e.progress.Show(fmt.Sprintf("stability: %d of %d fixed points", mask+1, rows))
-			}
+		if stab, runErr, err = analyzeAll(e, s, rows); err != nil {
+			return err
 		}
 		rows = len(stab)
 	}
@@ -73,37 +62,11 @@ func separateLandscape(e *env, job *spec.Job) error {
 		{Name: "on_path", Shape: []int{rows}, BoolAt: func(i int) bool { return row(i).OnPath }},
 	}
 	counts := map[landscape.Class]int{}
+	for _, p := range stab {
+		counts[p.Stability.Class]++
+	}
 	if sp.Stability {
-		n := s.Len()
-		ints := func(f func(*landscape.Stability) int) []int64 {
-			out := make([]int64, rows)
-			for i, p := range stab {
-				out[i] = int64(f(p.Stability))
-			}
-			return out
-		}
-		flts := func(f func(*landscape.Stability) float64) []float64 {
-			out := make([]float64, rows)
-			for i, p := range stab {
-				out[i] = f(p.Stability)
-			}
-			return out
-		}
-		eig := make([]float64, 0, rows*n)
-		for _, p := range stab {
-			eig = append(eig, p.Stability.JacobianEigenvalues...)
-			counts[p.Stability.Class]++
-		}
-		arrays = append(arrays,
-			export.Ints("n_positive", ints(func(st *landscape.Stability) int { return st.Positive }), rows),
-			export.Ints("n_zero", ints(func(st *landscape.Stability) int { return st.Zero }), rows),
-			export.Ints("n_negative", ints(func(st *landscape.Stability) int { return st.Negative }), rows),
-			export.Ints("class", ints(func(st *landscape.Stability) int { return int(st.Class) }), rows),
-			export.Floats("unstable_rate", flts(func(st *landscape.Stability) float64 { return st.UnstableRate }), rows),
-			export.Floats("escape_rate", flts(fastestEscape), rows),
-			export.Floats("residual", flts(func(st *landscape.Stability) float64 { return st.Residual }), rows),
-			export.Floats("jacobian_eigenvalues", eig, rows, n),
-		)
+		arrays = append(arrays, stabilityArrays(stab, s.Len())...)
 		if s.Model.R > 1 {
 			arrays = append(arrays, alternativeArrays(stab)...)
 		}
@@ -123,39 +86,99 @@ func separateLandscape(e *env, job *spec.Job) error {
 		return err
 	}
 	e.progress.Done()
+	printLandscape(e, job, table.Len(), stab, counts)
+	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, sidecarPath(e.out), formatDuration(time.Since(start)))
+	return runErr
+}
 
-	w := e.stdout
-	fmt.Fprintf(w, "%d fixed points M(S); L* = %.10g", table.Len(), data.MinLoss())
+// analyzeAll classifies the fixed points M(S) in bitmask order until done
+// or canceled; runErr says where a cancellation stopped it.
+func analyzeAll(e *env, s *flow.System, rows int) (stab []*landscape.Point, runErr, err error) {
+	for mask := 0; mask < rows; mask++ {
+		if err := e.ctx.Err(); err != nil {
+			return stab, fmt.Errorf("stopped after %d of %d fixed points: %w", mask, rows, err), nil
+		}
+		p, err := landscape.AnalyzeSubset(s, uint64(mask))
+		if err != nil {
+			return nil, nil, fmt.Errorf("S = %v: %w", oneBased(landscape.Indices(uint64(mask))), err)
+		}
+		stab = append(stab, p)
+		if e.progress.Due() {
+			e.progress.Show(fmt.Sprintf("stability: %d of %d fixed points", mask+1, rows))
+		}
+	}
+	return stab, nil, nil
+}
+
+// stabilityArrays are the classification of each analyzed fixed point and
+// the eigenvalues of the Jacobian there (n per point).
+func stabilityArrays(stab []*landscape.Point, n int) []export.Array {
+	rows := len(stab)
+	ints := func(f func(*landscape.Stability) int) []int64 {
+		out := make([]int64, rows)
+		for i, p := range stab {
+			out[i] = int64(f(p.Stability))
+		}
+		return out
+	}
+	flts := func(f func(*landscape.Stability) float64) []float64 {
+		out := make([]float64, rows)
+		for i, p := range stab {
+			out[i] = f(p.Stability)
+		}
+		return out
+	}
+	eig := make([]float64, 0, rows*n)
+	for _, p := range stab {
+		eig = append(eig, p.Stability.JacobianEigenvalues...)
+	}
+	return []export.Array{
+		export.Ints("n_positive", ints(func(st *landscape.Stability) int { return st.Positive }), rows),
+		export.Ints("n_zero", ints(func(st *landscape.Stability) int { return st.Zero }), rows),
+		export.Ints("n_negative", ints(func(st *landscape.Stability) int { return st.Negative }), rows),
+		export.Ints("class", ints(func(st *landscape.Stability) int { return int(st.Class) }), rows),
+		export.Floats("unstable_rate", flts(func(st *landscape.Stability) float64 { return st.UnstableRate }), rows),
+		export.Floats("escape_rate", flts(fastestEscape), rows),
+		export.Floats("residual", flts(func(st *landscape.Stability) float64 { return st.Residual }), rows),
+		export.Floats("jacobian_eigenvalues", eig, rows, n),
+	}
+}
+
+// printLandscape prints the summary: L*, the class counts and the table of
+// the analyzed points (the path points only for D > 4).
+func printLandscape(e *env, job *spec.Job, points int, stab []*landscape.Point, counts map[landscape.Class]int) {
+	s, w := job.System, e.stdout
+	d := s.Dim()
+	fmt.Fprintf(w, "%d fixed points M(S); L* = %.10g", points, s.Data.MinLoss())
 	if s.ExpressivityLimited {
 		fmt.Fprintf(w, "; reachable with R·H = %d: L_min = %.10g", s.Model.R*s.Model.H, s.MinLoss())
 	}
 	fmt.Fprintln(w)
-	if sp.Stability {
-		fmt.Fprintf(w, "classes: %d minimum, %d strict saddles, %d higher-order saddles\n",
-			counts[landscape.Minimum], counts[landscape.StrictSaddle], counts[landscape.HigherOrderSaddle])
-		fmt.Fprintf(w, "%-22s %-12s %-5s %-20s %s\n", "S", "L(S)", "path", "class", "(+, 0, −) eigenvalues, rate")
-		for _, p := range stab {
-			if d > 4 && !p.OnPath {
-				continue
-			}
-			st := p.Stability
-			detail := fmt.Sprintf("(%d, %d, %d)", st.Positive, st.Zero, st.Negative)
-			if st.UnstableRate > 0 {
-				detail += fmt.Sprintf(", unstable at %.4g", st.UnstableRate)
-			} else if r := fastestEscape(st); r > 0 {
-				detail += fmt.Sprintf(", escapes at λ²/τ = %.4g", r)
-			}
-			fmt.Fprintf(w, "%-22s %-12.8g %-5v %-20v %s\n", fmt.Sprint(oneBased(landscape.Indices(p.Mask))), p.Loss, p.OnPath, st.Class, detail)
-		}
-		if d > 4 {
-			fmt.Fprintf(w, "(the path points; all %d are in %s)\n", rows, e.out)
-		}
-		if s.Model.R > 1 {
-			printRankSummary(w, stab, s.Model.R)
-		}
+	if !job.Spec.Stability {
+		return
 	}
-	fmt.Fprintf(w, "wrote %s and %s in %s\n", e.out, sidecarPath(e.out), formatDuration(time.Since(start)))
-	return runErr
+	fmt.Fprintf(w, "classes: %d minimum, %d strict saddles, %d higher-order saddles\n",
+		counts[landscape.Minimum], counts[landscape.StrictSaddle], counts[landscape.HigherOrderSaddle])
+	fmt.Fprintf(w, "%-22s %-12s %-5s %-20s %s\n", "S", "L(S)", "path", "class", "(+, 0, −) eigenvalues, rate")
+	for _, p := range stab {
+		if d > 4 && !p.OnPath {
+			continue
+		}
+		st := p.Stability
+		detail := fmt.Sprintf("(%d, %d, %d)", st.Positive, st.Zero, st.Negative)
+		if st.UnstableRate > 0 {
+			detail += fmt.Sprintf(", unstable at %.4g", st.UnstableRate)
+		} else if r := fastestEscape(st); r > 0 {
+			detail += fmt.Sprintf(", escapes at λ²/τ = %.4g", r)
+		}
+		fmt.Fprintf(w, "%-22s %-12.8g %-5v %-20v %s\n", fmt.Sprint(oneBased(landscape.Indices(p.Mask))), p.Loss, p.OnPath, st.Class, detail)
+	}
+	if d > 4 {
+		fmt.Fprintf(w, "(the path points; all %d are in %s)\n", len(stab), e.out)
+	}
+	if s.Model.R > 1 {
+		printRankSummary(w, stab, s.Model.R)
+	}
 }
 
 // alternativeArrays describe, for R > 1, the one-per-head realization of
