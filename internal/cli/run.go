@@ -124,78 +124,27 @@ func outputTimes(sp *spec.Spec, T float64, path *flow.LossPath) []float64 {
 func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
 	s, sp := job.System, job.Spec
-	l0 := s.Loss(job.Y0)
-	steps := 0
-	var rec *recorder
-	var path *flow.LossPath
+	out := &runOutcome{job: job, l0: s.Loss(job.Y0), complete: true, status: "reached T"}
+	obs := &runObserver{e: e, s: s}
 	rs := solverSettings(job)
-	// The loss path keeps a step only when the loss has moved by pathTol
-	// since the last one kept: enough to place the drops grid, and bounded
-	// however long the plateaus are.
-	pathTol := 1e-6 * math.Abs(l0-s.MinLoss())
-	rs.Observer = func(t float64, y []float64, loss float64) error {
-		steps++
-		if testHookStep != nil {
-			testHookStep(t)
-		}
-		if rec != nil {
-			rec.add(t, y, loss)
-			if math.Abs(loss-path.Loss[len(path.Loss)-1]) >= pathTol {
-				path.T, path.Loss = append(path.T, t), append(path.Loss, loss)
-			}
-		}
-		if e.progress.Due() {
-			e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, s.MinLoss(), steps))
-		}
-		return nil
-	}
+	rs.Observer = obs.observe
 	var stats ode.Stats
-	out := &runOutcome{job: job, l0: l0, complete: true, status: "reached T"}
-
 	T := sp.T
+	var path *flow.LossPath
 	if T == 0 || sp.Grid == "drops" {
-		// First pass: find T (integrating until L − L_min ≤ tol·(L(0) −
-		// L_min)) and the loss path for the drops grid. Its samples are the
-		// output only if it does not finish.
-		rec = newRecorder(s, sp.Samples, job.Y0, l0)
-		path = &flow.LossPath{T: []float64{0}, Loss: []float64{l0}}
-		rs.T, rs.Times, rs.DenseBytes = T, []float64{0}, denseBudget()
-		tr, err := s.Run(e.ctx, job.Y0, rs)
-		if tr != nil {
-			stats.Add(tr.Stats)
-			if last := len(path.T) - 1; path.T[last] != tr.FinalT {
-				path.T, path.Loss = append(path.T, tr.FinalT), append(path.Loss, tr.FinalLoss)
+		final, err := firstPass(e, job, &rs, obs, out, &stats)
+		if err != nil || final {
+			if err == nil {
+				err = e.finish(out, stats, start)
 			}
+			return err
 		}
-		if err != nil {
-			if tr == nil {
-				return err
-			}
-			rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
-			out.samples, out.transitions, out.tEnd = rec.samples, tr.Transitions, tr.FinalT
-			return e.finish(out.failed(err, "samples at accepted steps of the first pass"), stats, start)
-		}
-		if T == 0 {
-			T = tr.FinalT
-			out.status = "converged"
-		}
-		if tr.Dense() {
-			// One pass: the output times are sampled from the kept
-			// continuous extension.
-			times := outputTimes(sp, T, path)
-			states, loss, err := tr.Sample(times)
-			if err != nil {
-				return err
-			}
-			out.samples = samples{t: times, loss: loss, states: states}
-			out.transitions, out.tEnd = tr.Transitions, tr.FinalT
-			return e.finish(out, stats, start)
-		}
-		rec = nil
+		T, path = out.tEnd, obs.path
 	}
 	// The second pass repeats the first (until converged, or to -T) with the
 	// output times: it takes the same steps, so its output is, bit for bit,
 	// what sampling the first pass's dense output gives.
+	obs.rec, obs.path = nil, nil
 	rs.T, rs.Times, rs.DenseBytes = sp.T, outputTimes(sp, T, path), 0
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
@@ -208,6 +157,86 @@ func runFlow(e *env, job *spec.Job) error {
 		out.failed(err, "the output times reached")
 	}
 	return e.finish(out, stats, start)
+}
+
+// runObserver counts the steps and shows progress; during a first pass it
+// also records thinned samples (the output should the pass fail) and the
+// loss path for the drops grid.
+type runObserver struct {
+	e       *env
+	s       *flow.System
+	steps   int
+	rec     *recorder
+	path    *flow.LossPath
+	pathTol float64
+}
+
+func (o *runObserver) observe(t float64, y []float64, loss float64) error {
+	o.steps++
+	if testHookStep != nil {
+		testHookStep(t)
+	}
+	if o.rec != nil {
+		o.rec.add(t, y, loss)
+		if math.Abs(loss-o.path.Loss[len(o.path.Loss)-1]) >= o.pathTol {
+			o.path.T, o.path.Loss = append(o.path.T, t), append(o.path.Loss, loss)
+		}
+	}
+	if o.e.progress.Due() {
+		o.e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, o.s.MinLoss(), o.steps))
+	}
+	return nil
+}
+
+// firstPass finds T (integrating until L − L_min ≤ tol·(L(0) − L_min), or
+// to -T) and the loss path for the drops grid, keeping the continuous
+// extension. It reports whether out is final: the output sampled from the
+// extension, or the recorded samples of a pass that failed. Otherwise
+// out.tEnd is the end of the run and a second pass must sample it.
+func firstPass(e *env, job *spec.Job, rs *flow.RunSettings, obs *runObserver, out *runOutcome, stats *ode.Stats) (final bool, err error) {
+	s, sp := job.System, job.Spec
+	// The loss path keeps a step only when the loss has moved by pathTol
+	// since the last one kept: enough to place the drops grid, and bounded
+	// however long the plateaus are.
+	obs.rec = newRecorder(s, sp.Samples, job.Y0, out.l0)
+	obs.path = &flow.LossPath{T: []float64{0}, Loss: []float64{out.l0}}
+	obs.pathTol = 1e-6 * math.Abs(out.l0-s.MinLoss())
+	rs.T, rs.Times, rs.DenseBytes = sp.T, []float64{0}, denseBudget()
+	tr, err := s.Run(e.ctx, job.Y0, *rs)
+	if tr == nil {
+		return false, err
+	}
+	stats.Add(tr.Stats)
+	path := obs.path
+	if last := len(path.T) - 1; path.T[last] != tr.FinalT {
+		path.T, path.Loss = append(path.T, tr.FinalT), append(path.Loss, tr.FinalLoss)
+	}
+	out.transitions, out.tEnd = tr.Transitions, tr.FinalT
+	if err != nil {
+		obs.rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
+		out.samples = obs.rec.samples
+		out.failed(err, "samples at accepted steps of the first pass")
+		return true, nil
+	}
+	T := sp.T
+	if T == 0 {
+		T = tr.FinalT
+		out.status = "converged"
+	}
+	out.tEnd = T
+	if !tr.Dense() {
+		return false, nil
+	}
+	// One pass: the output times are sampled from the kept continuous
+	// extension.
+	times := outputTimes(sp, T, path)
+	states, loss, err := tr.Sample(times)
+	if err != nil {
+		return false, err
+	}
+	out.samples = samples{t: times, loss: loss, states: states}
+	out.tEnd = tr.FinalT
+	return true, nil
 }
 
 // runOutcome is what a run produced.
