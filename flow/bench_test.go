@@ -88,7 +88,7 @@ func (c derivCase) name() string {
 }
 
 var derivCases = []derivCase{
-	{Separate, 4, 4, 1}, {Separate, 8, 9, 1}, {Separate, 8, 9, 8}, {Separate, 16, 16, 1}, {Separate, 32, 32, 1}, {Separate, 128, 128, 1},
+	{Separate, 4, 4, 1}, {Separate, 8, 9, 1}, {Separate, 8, 9, 8}, {Separate, 16, 16, 1}, {Separate, 32, 32, 1}, {Separate, 64, 64, 1}, {Separate, 128, 128, 1},
 	{Merged, 8, 8, 0}, {Merged, 32, 32, 0}, {Merged, 128, 8, 0},
 }
 
