@@ -1,7 +1,8 @@
 // Package export writes arrays as NumPy .npy and .npz files with their real
 // shapes, and metadata as JSON, atomically: each file is written to a
 // temporary file in the destination directory, synced and renamed, so a
-// reader never sees a partial file.
+// reader never sees a partial file. It also reads such files back
+// (ReadNPY, NPZReader): the one reader of arrays in the module.
 //
 // The .npy format is version 1.0 of numpy.lib.format (NEP 1): the magic
 // string, a little-endian header length, a Python dict literal giving
@@ -109,13 +110,7 @@ func WriteNPY(w io.Writer, a Array) error {
 	if err := a.Validate(); err != nil {
 		return err
 	}
-	descr := "<f8"
-	switch {
-	case a.Int != nil || a.IntAt != nil:
-		descr = "<i8"
-	case a.BoolAt != nil:
-		descr = "|b1"
-	}
+	descr := a.Dtype()
 	shape := make([]string, len(a.Shape))
 	for i, d := range a.Shape {
 		shape[i] = strconv.Itoa(d)

@@ -12,6 +12,9 @@
 //	linattn sweep -spec FILE.json [-j N] [-shard I/N] [-o DIR]
 //	                            many runs, resumable        → DIR/run-*.npz, DIR/index.{json,npz}
 //	linattn sweep -merge DIR... combine the indexes of shards
+//	linattn plot FILE.npz [-o FIGURE.png|.svg|.pdf]
+//	                            draw any output             → FILE.png
+//	linattn figures [NAME...]   the paper's figures         → out/figures/NAME.png
 //
 // With no flags, run integrates the paper's D = 4 separate key–query example
 // (λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4, R = 1, w_init = 0.01) until the

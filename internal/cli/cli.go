@@ -64,9 +64,15 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	if name == "sweep" {
 		return sweepMain(ctx, stdout, stderr, args)
 	}
+	if name == "plot" {
+		return plotMain(ctx, stdout, stderr, args)
+	}
+	if name == "figures" {
+		return figuresMain(ctx, stdout, stderr, args)
+	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "linattn: unknown command %q (commands: %s, sweep)\n", name, strings.Join(commandNames(), ", "))
+		fmt.Fprintf(stderr, "linattn: unknown command %q (commands: %s, sweep, plot, figures)\n", name, strings.Join(commandNames(), ", "))
 		return ExitUsage
 	}
 	fs := flag.NewFlagSet("linattn "+c.Name, flag.ContinueOnError)
@@ -74,13 +80,14 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	overlay := &spec.Spec{}
 	groups := append([]spec.Group{spec.Problem}, c.Groups...)
 	for _, f := range spec.Fields {
-		if contains(groups, f.Group) {
+		if f.ReadBy(groups) {
 			fs.Var(spec.NewValue(overlay, f.Name), f.Name, f.Usage)
 		}
 	}
 	specFile := fs.String("spec", "", "FILE.json: a spec (or the sidecar of an earlier output) whose fields the flags override")
 	out := fs.String("o", c.Out, "output FILE.npz; the sidecar FILE.json is written beside it")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	plotAs := addPlotFlag(fs, c.Name)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: linattn %s\n\n%s\n\nflags:\n", c.UsageLine, c.Short)
@@ -121,6 +128,9 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
 	err = c.Run(e, job)
 	e.progress.Done()
+	if err == nil {
+		err = plotBeside(stdout, outPath, plotAs)
+	}
 	switch {
 	case err == nil:
 		return ExitOK
@@ -201,6 +211,8 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Short)
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "sweep", "many runs: lists in a spec, in parallel, sharded, resumable; write DIR/run-*.npz and an index")
+	fmt.Fprintf(w, "  %-10s %s\n", "plot", "draw the output of run, reduced, landscape or sweep as FILE.png (.svg, .pdf)")
+	fmt.Fprintf(w, "  %-10s %s\n", "figures", "reproduce the paper's figures, each from one command; write out/figures/*.png")
 	fmt.Fprintf(w, "\nRun 'linattn <command> -h' for a command's flags. Exit status: 0 done, 1 failed,\n2 bad input, 130 interrupted (partial output written).\n")
 }
 

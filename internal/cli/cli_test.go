@@ -603,14 +603,14 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 
 // TestHelp: -h lists every flag a command reads, with its type, and exits 0.
 func TestHelp(t *testing.T) {
-	for cmd, groups := range map[string][]spec.Group{"run": {spec.Problem, spec.Solver}, "landscape": {spec.Problem, spec.Landscape}, "reduced": {spec.Problem, spec.Solver, spec.Reduced}} {
+	for cmd, groups := range map[string][]spec.Group{"run": {spec.Problem, spec.Solver}, "landscape": {spec.Problem, spec.Landscape}, "reduced": {spec.Problem, spec.Solver, spec.Reduced}, "train": {spec.Problem, spec.Train}} {
 		code, stdout, _ := runCLI(t, cmd, "-h")
 		if code != 0 {
 			t.Errorf("%s -h: exit %d", cmd, code)
 		}
 		for _, f := range spec.Fields {
 			listed := strings.Contains(stdout, "\n  -"+f.Name+" ") || strings.Contains(stdout, "\n  -"+f.Name+"\n")
-			if want := contains(groups, f.Group); listed != want {
+			if want := f.ReadBy(groups); listed != want {
 				t.Errorf("%s -h: -%s listed %v, want %v", cmd, f.Name, listed, want)
 			}
 		}
@@ -714,6 +714,16 @@ func TestRecorder(t *testing.T) {
 // the same arrays, bit for bit: the second pass takes the same steps, ends at
 // the same terminal event, and evaluates the same continuous extension.
 func TestOnePassEqualsTwoPasses(t *testing.T) {
+	for _, budget := range []int{2 << 20, 1} {
+		onePassEqualsTwoPasses(t, budget)
+	}
+}
+
+// onePassEqualsTwoPasses compares a run with the default memory bound with
+// one under budget bytes: 2 MiB thins the ROCK4 steps of the kept
+// continuous extension (3 MB, of which DOP853 steps take 1 MB; see
+// ode.Settings.DenseLimit), 1 byte drops it and makes a second pass.
+func onePassEqualsTwoPasses(t *testing.T, budget int) {
 	dir := t.TempDir()
 	one, two := filepath.Join(dir, "one.npz"), filepath.Join(dir, "two.npz")
 	args := []string{"-D", "6", "-H", "6", "-spectrum", "power:1", "-samples", "301"}
@@ -721,11 +731,11 @@ func TestOnePassEqualsTwoPasses(t *testing.T) {
 		t.Fatalf("one pass: exit %d: %s", code, stderr)
 	}
 	saved := denseBytes
-	denseBytes = 1
+	denseBytes = budget
 	defer func() { denseBytes = saved }()
 	code, stdout, stderr := runCLI(t, append([]string{"run", "-o", two}, args...)...)
 	if code != 0 {
-		t.Fatalf("two passes: exit %d: %s", code, stderr)
+		t.Fatalf("budget %d: exit %d: %s", budget, code, stderr)
 	}
 	r1, err := npz.Open(one)
 	if err != nil {

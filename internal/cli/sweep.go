@@ -83,6 +83,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	shard := fs.String("shard", "", "I/N: run only the I-th of N disjoint slices, 0 ≤ I < N")
 	merge := fs.Bool("merge", false, "combine the shard indexes of the DIR arguments")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	plotAs := addPlotFlag(fs, "sweep")
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "linattn sweep: "+format+"\n", a...)
 		return ExitUsage
@@ -178,6 +179,12 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	for _, row := range rows {
 		if row.Status == "failed" {
 			fmt.Fprintf(stderr, "run %d failed: %s\n", row.Run, row.Error)
+		}
+	}
+	if ctx.Err() == nil {
+		if err := plotBeside(stdout, filepath.Join(out, base+".npz"), plotAs); err != nil {
+			fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
+			return ExitFailure
 		}
 	}
 	switch {

@@ -191,6 +191,8 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 			delete(s.given, "tol") // a fixed final time needs no convergence test
 			s.Tol = 0
 		}
+	}
+	if reads[Solver] || reads[Train] {
 		def("samples", func() { s.Samples = DefaultSamples })
 		if s.Samples < 2 {
 			return nil, fmt.Errorf("-samples = %d, want S ≥ 2 output times", s.Samples)
@@ -212,6 +214,11 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 		def("atol", func() { s.ATol = defATol })
 		if !(s.ATol >= 0) || math.IsInf(s.ATol, 0) {
 			return nil, fmt.Errorf("-atol = %g, want a finite absolute tolerance ≥ 0", s.ATol)
+		}
+	}
+	if reads[Train] {
+		if err := s.resolveTrain(def); err != nil {
+			return nil, err
 		}
 	}
 	if reads[Landscape] {
@@ -287,7 +294,7 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 			return nil, err
 		}
 	}
-	if reads[Solver] {
+	if reads[Solver] || reads[Train] {
 		job.Method = Methods[s.Method]
 	}
 	return job, nil

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,6 +55,18 @@ type Spec struct {
 	Align  float64
 	Points int
 
+	P         int
+	LR        float64
+	Steps     int
+	Batch     int
+	Attention string
+	ICL       float64
+	Test      int
+	Path      string
+	Layer     string
+	GD        bool
+	DataSeed  uint64
+
 	given map[string]bool
 }
 
@@ -65,6 +78,7 @@ const (
 	Solver                 // integration: run and reduced
 	Landscape              // landscape only
 	Reduced                // reduced only
+	Train                  // train only
 )
 
 // Field describes one field of Spec.
@@ -74,7 +88,19 @@ type Field struct {
 	Usage string // for -h: meaning, default and allowed range
 	// Alternatives are the fields this one excludes.
 	Alternatives []string
-	ptr          func(*Spec) any
+	// Also lists other groups that read the field.
+	Also []Group
+	ptr  func(*Spec) any
+}
+
+// ReadBy reports whether a command reading groups reads the field.
+func (f *Field) ReadBy(groups []Group) bool {
+	for _, g := range groups {
+		if g == f.Group || slices.Contains(f.Also, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // Fields lists every field, in the order of -h and of the JSON output.
@@ -116,15 +142,15 @@ var Fields = []Field{
 		ptr: func(s *Spec) any { return &s.T }},
 	{Name: "tol", Group: Solver, Usage: "with -T 0, stop when L − L_min ≤ tol·(L(0) − L_min), tol in (0, 1) (default 1e-6)",
 		ptr: func(s *Spec) any { return &s.Tol }},
-	{Name: "samples", Group: Solver, Usage: "number S ≥ 2 of output times (default 2001)",
+	{Name: "samples", Group: Solver, Also: []Group{Train}, Usage: "number S ≥ 2 of output times (default 2001)",
 		ptr: func(s *Spec) any { return &s.Samples }},
-	{Name: "grid", Group: Solver, Usage: "output times: drops (⌊S/2⌋ points equally spaced in time from 0 to T, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
+	{Name: "grid", Group: Solver, Also: []Group{Train}, Usage: "output times: drops (⌊S/2⌋ points equally spaced in time from 0 to T, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
 		ptr: func(s *Spec) any { return &s.Grid }},
-	{Name: "method", Group: Solver, Usage: "integrator: auto (dop853, switching to rock4 where stiff), rock4, rodas5p (dense LU: small D), dop853, dp5 or tsit5 (default auto)",
+	{Name: "method", Group: Solver, Also: []Group{Train}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), rock4, rodas5p (dense LU: small D), dop853, dp5 or tsit5 (default auto)",
 		ptr: func(s *Spec) any { return &s.Method }},
-	{Name: "rtol", Group: Solver, Usage: "relative tolerance in (0, 1) (default 1e-8; 1e-10 for dop853, dp5, tsit5)",
+	{Name: "rtol", Group: Solver, Also: []Group{Train}, Usage: "relative tolerance in (0, 1) (default 1e-8; 1e-10 for dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.RTol }},
-	{Name: "atol", Group: Solver, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for dop853, dp5, tsit5)",
+	{Name: "atol", Group: Solver, Also: []Group{Train}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.ATol }},
 
 	{Name: "stability", Group: Landscape, Usage: "analyze the stability of every fixed point (separate model: D ≤ 10) (default true)",
@@ -134,6 +160,29 @@ var Fields = []Field{
 		ptr: func(s *Spec) any { return &s.Align }},
 	{Name: "points", Group: Reduced, Usage: "comparison times per drop, ≥ 2 (default 2000)",
 		ptr: func(s *Spec) any { return &s.Points }},
+
+	{Name: "P", Group: Train, Usage: "number of training sequences P ≥ 1 (default 10000)",
+		ptr: func(s *Spec) any { return &s.P }},
+	{Name: "lr", Group: Train, Usage: "learning rate η > 0; a step advances t/τ by 2η (default 0.5)",
+		ptr: func(s *Spec) any { return &s.LR }},
+	{Name: "steps", Group: Train, Usage: "gradient-descent steps ≥ 1; with -gd=false the flow runs to t/τ = 2η·steps (default 40000)",
+		ptr: func(s *Spec) any { return &s.Steps }},
+	{Name: "batch", Group: Train, Usage: "minibatch size of SGD in [1, P], or 0 for full-batch gradient descent (default 0)",
+		ptr: func(s *Spec) any { return &s.Batch }},
+	{Name: "attention", Group: Train, Usage: "linear (weights s/N) or softmax (over the context and query columns, ρ = 1) (default linear)",
+		ptr: func(s *Spec) any { return &s.Attention }},
+	{Name: "layer", Group: Train, Usage: "full (every block of the layer that enters ŷ trained) or reduced (the paper's reduction: only v and U, or v, K and Q) (default full)",
+		ptr: func(s *Spec) any { return &s.Layer }},
+	{Name: "icl", Group: Train, Usage: "fraction c in [0, 1] of training sequences with a random task vector; the others use one fixed w₀ (default 1)",
+		ptr: func(s *Spec) any { return &s.ICL }},
+	{Name: "test", Group: Train, Usage: "sequences in each test set (in-context, in-weight), ≥ 0 (default 1000)",
+		ptr: func(s *Spec) any { return &s.Test }},
+	{Name: "path", Group: Train, Usage: "auto (moments where exact, else direct), direct (sequence by sequence), moments (the exact fast path: linear attention, full batch) or columns (the layer column by column) (default auto)",
+		ptr: func(s *Spec) any { return &s.Path }},
+	{Name: "gd", Group: Train, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch) (default true)",
+		ptr: func(s *Spec) any { return &s.GD }},
+	{Name: "data-seed", Group: Train, Usage: "seed of the data (sequences, w₀, minibatches), an integer in [0, 2^64) (default: -seed, or 3 with -init)",
+		ptr: func(s *Spec) any { return &s.DataSeed }},
 }
 
 // Lookup returns the field called name.

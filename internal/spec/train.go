@@ -1,0 +1,112 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/train"
+)
+
+// Defaults of the train fields: a run of the default problem at DefaultLR
+// reaches t/τ = 2·0.5·40000 = 40000, past its last drop (t ≈ 28400); at
+// this η gradient descent on the population moments drops within 0.3% of
+// the flow (docs/training.md).
+const (
+	DefaultP     = 10000
+	DefaultLR    = 0.5
+	DefaultSteps = 40000
+	DefaultTest  = 1000
+)
+
+// resolveTrain fills in and validates the fields of train; def sets a
+// field's default when it was not given.
+func (s *Spec) resolveTrain(def func(string, func())) error {
+	if s.given["nu"] {
+		return fmt.Errorf("-nu: train draws sequences, so it needs their lengths: give -N or -ntp-max instead")
+	}
+	def("P", func() { s.P = DefaultP })
+	if s.P < 1 {
+		return fmt.Errorf("-P = %d, want P ≥ 1 training sequences", s.P)
+	}
+	def("lr", func() { s.LR = DefaultLR })
+	if !(s.LR > 0) || math.IsInf(s.LR, 0) {
+		return fmt.Errorf("-lr = %g, want a finite learning rate η > 0", s.LR)
+	}
+	def("steps", func() { s.Steps = DefaultSteps })
+	if s.Steps < 1 {
+		return fmt.Errorf("-steps = %d, want ≥ 1 steps", s.Steps)
+	}
+	def("batch", func() { s.Batch = 0 })
+	if s.Batch < 0 || s.Batch > s.P {
+		return fmt.Errorf("-batch = %d, want 0 (full batch) or a minibatch size in [1, P = %d]", s.Batch, s.P)
+	}
+	def("attention", func() { s.Attention = "linear" })
+	if s.Attention != "linear" && s.Attention != "softmax" {
+		return fmt.Errorf("-attention = %q, want linear or softmax", s.Attention)
+	}
+	def("layer", func() { s.Layer = "full" })
+	if s.Layer != "full" && s.Layer != "reduced" {
+		return fmt.Errorf("-layer = %q, want full or reduced", s.Layer)
+	}
+	def("icl", func() { s.ICL = 1 })
+	if !(s.ICL >= 0 && s.ICL <= 1) {
+		return fmt.Errorf("-icl = %g, want a fraction c in [0, 1]", s.ICL)
+	}
+	def("test", func() { s.Test = DefaultTest })
+	if s.Test < 0 {
+		return fmt.Errorf("-test = %d, want ≥ 0 test sequences", s.Test)
+	}
+	def("gd", func() { s.GD = true })
+	if !s.GD && s.Batch > 0 {
+		return fmt.Errorf("-gd=false integrates the flow of the full training loss; -batch = %d is for SGD, give -batch 0", s.Batch)
+	}
+	def("path", func() { s.Path = "auto" })
+	switch s.Path {
+	case "auto", "direct", "columns":
+	case "moments":
+		if s.Attention != "linear" {
+			return fmt.Errorf("-path moments is exact for linear attention only; -attention %s needs -path direct (or auto)", s.Attention)
+		}
+		if s.Batch > 0 {
+			return fmt.Errorf("-path moments is full batch; -batch %d needs -path direct (or auto)", s.Batch)
+		}
+	default:
+		return fmt.Errorf("-path = %q, want auto, direct, moments or columns", s.Path)
+	}
+	def("data-seed", func() {
+		s.DataSeed = DefaultSeed
+		if s.given["seed"] {
+			s.DataSeed = s.Seed
+		}
+	})
+	cfg := s.trainConfig(nil)
+	if need, limit := cfg.EstimateBytes(), MemoryLimit(); need > limit {
+		return fmt.Errorf("-P = %d, -test = %d: the data need an estimated %s, more than the %s available; lower -P or -test, or use -path moments (linear attention)",
+			s.P, s.Test, formatBytes(need), formatBytes(limit))
+	}
+	return nil
+}
+
+// TrainConfig returns the training problem of a job resolved for train.
+func (j *Job) TrainConfig() train.Config { return j.Spec.trainConfig(j.Data) }
+
+func (s *Spec) trainConfig(data *flow.Data) train.Config {
+	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R}
+	if s.Model == "merged" {
+		m.Kind, m.R = flow.Merged, 0
+	}
+	if s.Attention == "softmax" {
+		m.Attention = train.Softmax
+	}
+	if s.Layer == "reduced" {
+		m.Blocks = train.Reduced
+	}
+	task := train.Task{Data: data, N: s.N, ICL: s.ICL}
+	if s.given["ntp-max"] {
+		task.N, task.NTPMax = 0, s.NTPMax
+	}
+	paths := map[string]train.Path{"auto": train.Auto, "direct": train.Direct, "moments": train.Moments, "columns": train.Columns}
+	return train.Config{Model: m, Task: task, P: s.P, Test: s.Test, Seed: s.DataSeed,
+		Path: paths[s.Path], Batch: s.Batch, Tau: s.Tau}
+}

@@ -1,0 +1,181 @@
+package train
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/ode"
+)
+
+// flowExample is a problem with its population flow run from the paper's
+// initialization until converged.
+type flowExample struct {
+	name  string
+	data  *flow.Data
+	sys   *flow.System
+	y0    []float64
+	model Model
+	lr    float64
+	run   *flow.Trajectory
+	// plateaus are the flow's observed plateau levels.
+	plateaus []float64
+}
+
+func newFlowExample(t *testing.T, name string, eigs []float64, kind flow.Kind, h int, lr float64) *flowExample {
+	t.Helper()
+	nu, _ := flow.NuFixed(31)
+	data, err := flow.NewData(eigs, flow.RandomRotation(len(eigs), 1), nu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Model{Kind: kind, D: len(eigs), H: h, Blocks: Reduced}
+	if kind == flow.Separate {
+		m.R = 1
+	}
+	s, err := flow.NewSystem(data, flow.Model{Kind: kind, H: h, R: m.R, Tau: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y0, _ := s.Init(0.01, 3)
+	run, err := s.Run(context.Background(), y0, flow.RunSettings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := &flowExample{name: name, data: data, sys: s, y0: y0, model: m, lr: lr, run: run}
+	// The flow's plateau levels read off a fine grid, as the training run's.
+	grid := flow.LinearGrid(run.FinalT, 20001)
+	sampled, err := s.Run(context.Background(), y0, flow.RunSettings{T: run.FinalT, Times: grid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.plateaus = flow.ObservedPlateaus(grid, sampled.Loss, sampled.Transitions, run.FinalT)
+	return ex
+}
+
+// gdErrors runs full-batch gradient descent on P sequences of data seed
+// seed to 1.3 times the flow's convergence time, and returns the relative
+// errors of its drop times and of its observed plateau levels against the
+// flow's (the flow's own levels read off the same way).
+func (ex *flowExample) gdErrors(t *testing.T, p int, seed uint64) (drops, plateaus []float64) {
+	t.Helper()
+	tr := newTrainer(t, Config{Model: ex.model, Task: Task{Data: ex.data, N: 31, ICL: 1}, P: p, Seed: seed, Path: Moments, Tau: 1})
+	T := 1.3 * ex.run.FinalT
+	steps := int(T / tr.Time(ex.lr, 1))
+	res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: ex.lr, Steps: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := make([]float64, len(res.Loss))
+	for k := range times {
+		times[k] = tr.Time(ex.lr, k)
+	}
+	got := Crossings(times, res.Loss, ex.sys.Levels())
+	if len(got) != len(ex.run.Transitions) {
+		t.Fatalf("%s, P = %d, seed %d: %d drops, the flow %d", ex.name, p, seed, len(got), len(ex.run.Transitions))
+	}
+	for i, tn := range ex.run.Transitions {
+		drops = append(drops, (got[i].T-tn.T)/tn.T)
+	}
+	obs := flow.ObservedPlateaus(times, res.Loss, got, times[len(times)-1])
+	for i, want := range ex.plateaus {
+		plateaus = append(plateaus, (obs[i]-want)/want)
+	}
+	return drops, plateaus
+}
+
+func meanAbs(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += math.Abs(v)
+	}
+	return s / float64(len(x))
+}
+
+// TestGDApproachesPopulationFlow is the paper's claim that training on
+// finitely many sequences follows the population flow: full-batch gradient
+// descent on the exact fast path, from the flow's initial state, at a
+// learning rate whose own error is below 1% (checked on the population
+// moments, P = ∞), for four data seeds at P = 2·10⁴ and 2·10⁵.
+//
+// The drop times of one data set scatter around the flow's: measured, at
+// P = 2·10⁵ the separate model's drops are off by 0.1–6.5% (one seed's
+// second drop), the merged model's by 0.1–1.2%; at P = 2·10⁴ by up to 46%
+// and 4%. So the assertions are on the mean over seeds: at P = 2·10⁵ drop
+// times within 5% and plateau levels within 1%, and both errors smaller by
+// a factor 1.5 at least than at P = 2·10⁴ (their sampling error scales as
+// P^{−1/2}, a factor 3.2, but a mean over four seeds is itself uncertain
+// by a third; measured factors: 2.3 to 6.8). The separate example has three eigenvalues 0.5, 0.3,
+// 0.2; in the paper's D = 4 example the third and fourth drops follow each
+// other closely and scatter by ±45% at P = 2·10⁵ (±4% at 2·10⁶), which
+// docs/training.md reports.
+func TestGDApproachesPopulationFlow(t *testing.T) {
+	examples := []*flowExample{
+		newFlowExample(t, "separate", []float64{0.5, 0.3, 0.2}, flow.Separate, 3, 0.5),
+		newFlowExample(t, "merged", []float64{0.4, 0.3, 0.2, 0.1}, flow.Merged, 4, 0.01),
+	}
+	for _, ex := range examples {
+		tr := newTrainer(t, Config{Model: ex.model, Task: Task{Data: ex.data, N: 31, ICL: 1}, P: 1, Tau: 1})
+		tr.train = newLinearObjective(tr.fm, populationMoments(ex.data))
+		res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: ex.lr, Steps: int(1.3 * ex.run.FinalT / tr.Time(ex.lr, 1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		times := make([]float64, len(res.Loss))
+		for k := range times {
+			times[k] = tr.Time(ex.lr, k)
+		}
+		for i, tn := range Crossings(times, res.Loss, ex.sys.Levels()) {
+			if e := math.Abs(tn.T-ex.run.Transitions[i].T) / ex.run.Transitions[i].T; e > 0.01 {
+				t.Errorf("%s: gradient descent on the population moments drops at t = %.6g, the flow at %.6g: its learning rate's error %.2g is not small", ex.name, tn.T, ex.run.Transitions[i].T, e)
+			}
+		}
+		var errs [2][2]float64 // [P index][drops, plateaus]
+		for pi, p := range []int{20000, 200000} {
+			var drops, plateaus []float64
+			for seed := uint64(1); seed <= 4; seed++ {
+				d, pl := ex.gdErrors(t, p, seed)
+				drops, plateaus = append(drops, d...), append(plateaus, pl...)
+			}
+			errs[pi] = [2]float64{meanAbs(drops), meanAbs(plateaus)}
+			t.Logf("%s, P = %d: drop times off by %.3g (mean over seeds and drops), plateau levels by %.3g", ex.name, p, errs[pi][0], errs[pi][1])
+		}
+		if errs[1][0] > 0.05 || errs[1][1] > 0.01 {
+			t.Errorf("%s, P = 2e5: mean drop-time error %.3g (want ≤ 5%%), plateau-level error %.3g (want ≤ 1%%)", ex.name, errs[1][0], errs[1][1])
+		}
+		if errs[1][0] > errs[0][0]/1.5 || errs[1][1] > errs[0][1]/1.5 {
+			t.Errorf("%s: errors %.3g, %.3g at P = 2e4 and %.3g, %.3g at P = 2e5: want them smaller by a factor 1.5", ex.name, errs[0][0], errs[0][1], errs[1][0], errs[1][1])
+		}
+	}
+}
+
+// TestGDFirstOrderInLR: at fixed data, gradient descent is the Euler map
+// of the gradient flow of the training loss, so its error at a fixed time
+// is first order in η: halving η halves it. The flow is integrated by the
+// ode package (DOP853, rtol 1e-12) on the exact fast path; the time T = 1500
+// is inside the first drop of the separate example (t₁ ≈ 1130), where the
+// weights move fastest.
+func TestGDFirstOrderInLR(t *testing.T) {
+	ex := newFlowExample(t, "separate", []float64{0.5, 0.3, 0.2}, flow.Separate, 3, 0)
+	tr := newTrainer(t, Config{Model: ex.model, Task: Task{Data: ex.data, N: 31, ICL: 1}, P: 2000, Seed: 5, Path: Moments, Tau: 1})
+	const T = 1500
+	fl, err := tr.Flow(context.Background(), ex.y0, FlowSettings{T: T, Method: ode.DOP853, RTol: 1e-12, ATol: 1e-16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []float64
+	for _, lr := range []float64{0.4, 0.2, 0.1, 0.05} {
+		res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: lr, Steps: int(math.Round(T / (2 * lr)))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs = append(errs, relDiff(res.Final, fl.Final))
+	}
+	t.Logf("‖θ_GD(T) − θ_flow(T)‖∞/‖θ_flow(T)‖∞ at η = 0.4, 0.2, 0.1, 0.05: %.3g", errs)
+	for i := 1; i < len(errs); i++ {
+		if r := errs[i-1] / errs[i]; r < 1.8 || r > 2.2 {
+			t.Errorf("halving η from %g divides the error by %.3f, want 2 ± 0.2 (first order)", 0.4/math.Pow(2, float64(i-1)), r)
+		}
+	}
+}

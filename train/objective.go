@@ -1,0 +1,317 @@
+package train
+
+// objective is the loss on a set of sequences as a function of the
+// weights: eval returns it at w and, with g not nil, sets g to its
+// gradient. batch lists the sequences of a minibatch (nil: all); the loss
+// is the mean over the sequences it covers.
+type objective interface {
+	eval(w, g *weights, batch []int32) float64
+}
+
+// coeffObjective is the loss of linear attention as a function of the
+// coefficients c = vec(C) (featureMap): evalC returns it and, with dc not
+// nil, writes ∂L/∂c.
+type coeffObjective interface {
+	evalC(c, dc []float64, batch []int32) float64
+}
+
+// linearObjective is a coeffObjective seen as a function of the weights,
+// through C(T(w)) and its chain rule.
+type linearObjective struct {
+	fm           *featureMap
+	inner        coeffObjective
+	t, dt, c, dc []float64
+	fb           []float64 // scratch of pullbackPair
+}
+
+func newLinearObjective(fm *featureMap, inner coeffObjective) *linearObjective {
+	d1 := fm.d + 1
+	nt := d1 * d1 * fm.d
+	return &linearObjective{fm: fm, inner: inner,
+		t: make([]float64, nt), dt: make([]float64, nt),
+		c: make([]float64, fm.size()), dc: make([]float64, fm.size()),
+		fb: make([]float64, d1*fm.d)}
+}
+
+func (o *linearObjective) eval(w, g *weights, batch []int32) float64 {
+	o.fm.tensor(w, o.t)
+	o.fm.coeffs(o.t, o.c)
+	if g == nil {
+		return o.inner.evalC(o.c, nil, batch)
+	}
+	loss := o.inner.evalC(o.c, o.dc, batch)
+	o.fm.gradTensor(o.dc, o.dt)
+	g.zero()
+	o.fm.pullback(w, o.dt, g, o.fb)
+	return loss
+}
+
+// selection is the sequences an evaluation covers: all n, or a batch.
+type selection struct {
+	n     int
+	batch []int32
+}
+
+func (s selection) len() int {
+	if s.batch != nil {
+		return len(s.batch)
+	}
+	return s.n
+}
+
+func (s selection) at(k int) int {
+	if s.batch != nil {
+		return int(s.batch[k])
+	}
+	return k
+}
+
+// gramObjective is linear attention evaluated sequence by sequence from
+// the stored features of each prediction (gramSet): ŷ = uᵀ C x_q, and
+// ∂L/∂C = Σ −2w(y − ŷ) u x_qᵀ, each block of sequences summed in order.
+type gramObjective struct {
+	set  *gramSet
+	nw   int
+	part [][]float64 // per block: ∂L/∂c
+	loss []float64   // per block
+}
+
+func newGramObjective(set *gramSet) *gramObjective {
+	nb, nw := numBlocks(set.n), workers()
+	o := &gramObjective{set: set, nw: nw, part: make([][]float64, nb), loss: make([]float64, nb)}
+	for b := range o.part {
+		o.part[b] = make([]float64, set.du*set.d)
+	}
+	return o
+}
+
+func (o *gramObjective) evalC(c, dc []float64, batch []int32) float64 {
+	sel := selection{n: o.set.n, batch: batch}
+	n := sel.len()
+	wt := 1 / float64(n)
+	nb := numBlocks(n)
+	forBlocks(nb, o.nw, func(_, b int) {
+		lo, hi := blockRange(b, n)
+		o.loss[b] = o.block(c, o.part[b], dc != nil, sel, lo, hi, wt)
+	})
+	return reduceBlocks(o.loss[:nb], o.part[:nb], dc)
+}
+
+// block evaluates sequences lo..hi−1 of sel; with grad it writes their
+// ∂L/∂c into part.
+func (o *gramObjective) block(c, part []float64, grad bool, sel selection, lo, hi int, wt float64) float64 {
+	s := o.set
+	du, d := s.du, s.d
+	if grad {
+		clear(part)
+	}
+	var loss float64
+	if sel.batch == nil { // contiguous: four sequences at a time
+		for ; lo+4 <= hi; lo += 4 {
+			loss += predict4(c, part, grad, s.u[lo*du:(lo+4)*du], s.xq[lo*d:(lo+4)*d], s.yq[lo:lo+4], wt)
+		}
+	}
+	for k := lo; k < hi; k++ {
+		mu := sel.at(k)
+		loss += predict(c, part, grad, s.u[mu*du:(mu+1)*du], s.xq[mu*d:(mu+1)*d], s.yq[mu], wt)
+	}
+	return loss
+}
+
+// predict returns wt·(y − ŷ)² for ŷ = uᵀ C x_q and, with grad, adds its
+// gradient −2wt(y − ŷ) u x_qᵀ to part.
+func predict(c, part []float64, grad bool, u, xq []float64, y, wt float64) float64 {
+	d := len(xq)
+	var yhat float64
+	for p, up := range u {
+		row := c[p*d : (p+1)*d]
+		row = row[:len(xq)] // one bounds check for the loop
+		var r float64
+		for j, x := range xq {
+			r += row[j] * x
+		}
+		yhat += up * r
+	}
+	res := y - yhat
+	if grad {
+		g := -2 * wt * res
+		for p, up := range u {
+			gu := g * up
+			row := part[p*d : (p+1)*d]
+			row = row[:len(xq)]
+			for j, x := range xq {
+				row[j] += gu * x
+			}
+		}
+	}
+	return wt * res * res
+}
+
+// predict4 is predict for four sequences whose features, queries and
+// labels are consecutive in u, xq and y: each coefficient is loaded, and
+// each gradient entry stored, once for the four.
+func predict4(c, part []float64, grad bool, u, xq, y []float64, wt float64) float64 {
+	d := len(xq) / 4
+	du := len(u) / 4
+	u0, u1, u2, u3 := u[:du], u[du:2*du], u[2*du:3*du], u[3*du:4*du]
+	x0, x1, x2, x3 := xq[:d], xq[d:2*d], xq[2*d:3*d], xq[3*d:4*d]
+	var h0, h1, h2, h3 float64
+	for p := range u0 {
+		row := c[p*d : (p+1)*d]
+		row = row[:len(x0)]
+		var r0, r1, r2, r3 float64
+		for j, cj := range row {
+			r0 += cj * x0[j]
+			r1 += cj * x1[j]
+			r2 += cj * x2[j]
+			r3 += cj * x3[j]
+		}
+		h0 += u0[p] * r0
+		h1 += u1[p] * r1
+		h2 += u2[p] * r2
+		h3 += u3[p] * r3
+	}
+	e0, e1, e2, e3 := y[0]-h0, y[1]-h1, y[2]-h2, y[3]-h3
+	if grad {
+		g := -2 * wt
+		for p := range u0 {
+			a0, a1, a2, a3 := g*e0*u0[p], g*e1*u1[p], g*e2*u2[p], g*e3*u3[p]
+			row := part[p*d : (p+1)*d]
+			row = row[:len(x0)]
+			for j := range row {
+				row[j] += a0*x0[j] + a1*x1[j] + a2*x2[j] + a3*x3[j]
+			}
+		}
+	}
+	return wt * (e0*e0 + e1*e1 + e2*e2 + e3*e3)
+}
+
+// reduceBlocks adds the per-block losses and, with dst not nil, the
+// per-block gradients into dst, in block order.
+func reduceBlocks(loss []float64, parts [][]float64, dst []float64) float64 {
+	var total float64
+	for _, l := range loss {
+		total += l
+	}
+	if dst != nil {
+		clear(dst)
+		for _, p := range parts {
+			for i, x := range p {
+				dst[i] += x
+			}
+		}
+	}
+	return total
+}
+
+// prefixObjective is linear attention evaluated sequence by sequence from
+// the stored tokens, computing the features of every prefix on the fly:
+// the direct path of the next-token loss.
+type prefixObjective struct {
+	set    *rawSet
+	fm     *featureMap
+	task   *Task
+	nw     int
+	part   [][]float64
+	loss   []float64
+	acc, u [][]float64 // per worker
+}
+
+func newPrefixObjective(set *rawSet, fm *featureMap, task *Task) *prefixObjective {
+	nb, nw := numBlocks(set.n), workers()
+	o := &prefixObjective{set: set, fm: fm, task: task, nw: nw, part: make([][]float64, nb), loss: make([]float64, nb)}
+	for b := range o.part {
+		o.part[b] = make([]float64, fm.size())
+	}
+	o.acc, o.u = make([][]float64, nw), make([][]float64, nw)
+	for w := 0; w < nw; w++ {
+		o.acc[w], o.u[w] = make([]float64, fm.du), make([]float64, fm.du)
+	}
+	return o
+}
+
+func (o *prefixObjective) evalC(c, dc []float64, batch []int32) float64 {
+	sel := selection{n: o.set.n, batch: batch}
+	n := sel.len()
+	first, last, pw := o.task.prefixes()
+	wt := pw / float64(n)
+	nb := numBlocks(n)
+	forBlocks(nb, o.nw, func(w, b int) {
+		lo, hi := blockRange(b, n)
+		part, grad := o.part[b], dc != nil
+		if grad {
+			clear(part)
+		}
+		var loss float64
+		var q sequence
+		for k := lo; k < hi; k++ {
+			o.set.at(&q, sel.at(k))
+			o.fm.prefixes(&q, first, last, o.acc[w], o.u[w], func(u, xq []float64, y float64) {
+				loss += predict(c, part, grad, u, xq, y, wt)
+			})
+		}
+		o.loss[b] = loss
+	})
+	return reduceBlocks(o.loss[:nb], o.part[:nb], dc)
+}
+
+// tokenObjective is the layer evaluated column by column (tokenLayer) on
+// stored sequences: linear or softmax attention, any blocks.
+type tokenObjective struct {
+	set    *rawSet
+	m      *Model
+	task   *Task
+	nw     int
+	layers []*tokenLayer
+	part   []*weights
+	loss   []float64
+}
+
+func newTokenObjective(set *rawSet, m *Model, task *Task) *tokenObjective {
+	nb, nw := numBlocks(set.n), workers()
+	o := &tokenObjective{set: set, m: m, task: task, nw: nw, layers: make([]*tokenLayer, nw),
+		part: make([]*weights, nb), loss: make([]float64, nb)}
+	for w := range o.layers {
+		o.layers[w] = newTokenLayer(m, task.tokens())
+	}
+	for b := range o.part {
+		o.part[b] = newWeights(m)
+	}
+	return o
+}
+
+func (o *tokenObjective) eval(w, g *weights, batch []int32) float64 {
+	sel := selection{n: o.set.n, batch: batch}
+	n := sel.len()
+	first, last, pw := o.task.prefixes()
+	wt := pw / float64(n)
+	nb := numBlocks(n)
+	forBlocks(nb, o.nw, func(k, b int) {
+		lo, hi := blockRange(b, n)
+		var gb *weights
+		if g != nil {
+			gb = o.part[b]
+			gb.zero()
+		}
+		var loss float64
+		var q sequence
+		for i := lo; i < hi; i++ {
+			o.set.at(&q, sel.at(i))
+			for np := first; np <= last; np++ {
+				loss += o.layers[k].prefix(w, gb, &q, np, wt)
+			}
+		}
+		o.loss[b] = loss
+	})
+	var total float64
+	for b := 0; b < nb; b++ {
+		total += o.loss[b]
+	}
+	if g != nil {
+		g.zero()
+		for b := 0; b < nb; b++ {
+			g.add(o.part[b])
+		}
+	}
+	return total
+}
