@@ -74,230 +74,293 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 	for _, g := range groups {
 		reads[g] = true
 	}
-	def := func(name string, set func()) {
-		if !s.given[name] {
-			set()
-			s.mark(name)
-		}
-	}
-
-	def("model", func() { s.Model = DefaultModel })
-	if s.Model != "separate" && s.Model != "merged" {
-		return nil, fmt.Errorf("-model = %q, want separate or merged", s.Model)
-	}
-
-	// Spectrum.
-	if !s.given["eigs"] && !s.given["spectrum"] && !s.given["white"] {
-		s.Eigs = append([]float64(nil), DefaultEigs...)
-		s.mark("eigs")
-	}
-	var lambda []float64
-	switch {
-	case s.given["eigs"]:
-		if len(s.Eigs) == 0 {
-			return nil, fmt.Errorf("-eigs is empty, want D ≥ 1 eigenvalues")
-		}
-		for i, l := range s.Eigs {
-			if !(l > 0) || math.IsInf(l, 0) {
-				return nil, fmt.Errorf("-eigs: entry %d is %g, want a finite eigenvalue > 0", i+1, l)
-			}
-		}
-		if s.given["D"] && s.D != len(s.Eigs) {
-			return nil, fmt.Errorf("-D = %d but -eigs has %d values; give D equal to their number, or leave it out", s.D, len(s.Eigs))
-		}
-		s.D = len(s.Eigs)
-		s.mark("D")
-		lambda = s.Eigs
-	default:
-		if !s.given["D"] {
-			return nil, fmt.Errorf("-D is needed with -spectrum and -white: the dimension D ≥ 1")
-		}
-		if s.D < 1 {
-			return nil, fmt.Errorf("-D = %d, want D ≥ 1", s.D)
-		}
-	}
-
-	def("eigvecs", func() { s.Eigvecs = DefaultEigvecs })
-	if s.Eigvecs == "random" {
-		s.Eigvecs = DefaultEigvecs
-	}
-
-	// Context length.
-	if !s.given["N"] && !s.given["nu"] && !s.given["ntp-max"] {
-		s.N = DefaultN
-		s.mark("N")
-	}
-	var nu float64
-	switch {
-	case s.given["N"]:
-		if s.N < 1 {
-			return nil, fmt.Errorf("-N = %d, want a context length N ≥ 1", s.N)
-		}
-		nu = 1 / float64(s.N)
-	case s.given["nu"]:
-		if !(s.Nu > 0 && s.Nu <= 1) {
-			return nil, fmt.Errorf("-nu = %g, want ν = E[1/N] in (0, 1]", s.Nu)
-		}
-		nu = s.Nu
-	default:
-		if s.NTPMax < 1 || s.NTPMax > maxNTP {
-			return nil, fmt.Errorf("-ntp-max = %d, want 1 ≤ Nmax ≤ %d", s.NTPMax, maxNTP)
-		}
-	}
-
-	def("H", func() { s.H = s.D })
-	if s.H < 1 {
-		return nil, fmt.Errorf("-H = %d, want H ≥ 1 heads", s.H)
-	}
-	if s.Model == "separate" {
-		def("R", func() { s.R = 1 })
-		if s.R < 1 || s.R > s.D {
-			return nil, fmt.Errorf("-R = %d, want 1 ≤ R ≤ D = %d", s.R, s.D)
-		}
-	} else if s.given["R"] {
-		delete(s.given, "R") // keys and queries are merged: R has no meaning
-		s.R = 0
-	}
-	if s.Model == "merged" && !s.given["init"] {
-		def("balanced", func() { s.Balanced = false })
-	} else if s.Balanced { // with -init the two exclude each other (checkAlternatives)
-		return nil, fmt.Errorf("-balanced is for the merged model's random start, not -model %s", s.Model)
-	}
-	def("tau", func() { s.Tau = 1 })
-	if !(s.Tau > 0) || math.IsInf(s.Tau, 0) {
-		return nil, fmt.Errorf("-tau = %g, want a finite time constant τ > 0", s.Tau)
-	}
-	if !s.given["init"] {
-		def("winit", func() { s.WInit = DefaultWInit })
-		def("seed", func() { s.Seed = DefaultSeed })
-		if !(s.WInit > 0) || math.IsInf(s.WInit, 0) {
-			return nil, fmt.Errorf("-winit = %g, want a finite scale > 0 (0 is a fixed point of the flow)", s.WInit)
-		}
-	} else if s.Init == "" {
-		return nil, fmt.Errorf("-init is empty, want the path of a .npz file")
-	}
-
+	steps := []func() error{s.resolveModel, s.resolveSpectrum, s.resolveContext, s.resolveHeads, s.resolveStart}
 	if reads[Solver] {
-		def("T", func() { s.T = 0 })
-		if !(s.T >= 0) || math.IsInf(s.T, 0) {
-			return nil, fmt.Errorf("-T = %g, want a finite final time ≥ 0 (0: until converged)", s.T)
-		}
-		if s.T == 0 {
-			def("tol", func() { s.Tol = flow.DefaultTol })
-			if !(s.Tol > 0 && s.Tol < 1) {
-				return nil, fmt.Errorf("-tol = %g, want a relative tolerance in (0, 1)", s.Tol)
-			}
-		} else if s.given["tol"] {
-			delete(s.given, "tol") // a fixed final time needs no convergence test
-			s.Tol = 0
-		}
+		steps = append(steps, s.resolveEnd)
 	}
 	if reads[Solver] || reads[Train] {
-		def("samples", func() { s.Samples = DefaultSamples })
-		if s.Samples < 2 {
-			return nil, fmt.Errorf("-samples = %d, want S ≥ 2 output times", s.Samples)
-		}
-		def("grid", func() { s.Grid = "drops" })
-		if s.Grid != "drops" && s.Grid != "lin" && s.Grid != "log" {
-			return nil, fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
-		}
-		def("method", func() { s.Method = "auto" })
-		method, ok := Methods[s.Method]
-		if !ok {
-			return nil, fmt.Errorf("-method = %q, want auto, rock4, rodas5p, dop853, dp5 or tsit5", s.Method)
-		}
-		defRTol, defATol := flow.DefaultTolerances(method)
-		def("rtol", func() { s.RTol = defRTol })
-		if !(s.RTol > 0 && s.RTol < 1) {
-			return nil, fmt.Errorf("-rtol = %g, want a relative tolerance in (0, 1)", s.RTol)
-		}
-		def("atol", func() { s.ATol = defATol })
-		if !(s.ATol >= 0) || math.IsInf(s.ATol, 0) {
-			return nil, fmt.Errorf("-atol = %g, want a finite absolute tolerance ≥ 0", s.ATol)
-		}
+		steps = append(steps, s.resolveOutput)
 	}
 	if reads[Train] {
-		if err := s.resolveTrain(def); err != nil {
+		steps = append(steps, func() error { return s.resolveTrain(s.def) })
+	}
+	if reads[Landscape] {
+		steps = append(steps, s.resolveLandscape)
+	}
+	if reads[Reduced] {
+		steps = append(steps, s.resolveReduced)
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
 			return nil, err
 		}
 	}
-	if reads[Landscape] {
-		def("stability", func() { s.Stability = true })
-		if s.Model == "separate" && s.D > MaxTableDim {
-			return nil, fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d", s.D, MaxTableDim)
-		}
-		if s.Model == "separate" && s.Stability && s.D > MaxStabilityDim {
-			return nil, fmt.Errorf("-D = %d: the stability of all 2^D fixed points needs D ≤ %d (or -stability=false for the loss table alone)", s.D, MaxStabilityDim)
-		}
-	}
-	if reads[Reduced] {
-		def("align", func() { s.Align = DefaultAlign })
-		if !(s.Align > 0 && s.Align < 1) {
-			return nil, fmt.Errorf("-align = %g, want an alignment in (0, 1)", s.Align)
-		}
-		def("points", func() { s.Points = DefaultPoints })
-		if s.Points < 2 {
-			return nil, fmt.Errorf("-points = %d, want ≥ 2 comparison times per drop", s.Points)
-		}
-	}
-
 	job := &Job{Spec: s, Inputs: map[string]Input{}}
 	job.MemoryBytes = s.estimateBytes(reads)
 	if limit := MemoryLimit(); job.MemoryBytes > limit {
 		return nil, fmt.Errorf("-D = %d, -H = %d: the job needs an estimated %s, more than the %s available; lower -D, -H, -R or -samples",
 			s.D, s.H, formatBytes(job.MemoryBytes), formatBytes(limit))
 	}
-
 	// Build: everything cheap is validated, memory is known to suffice.
-	if lambda == nil {
-		if s.given["white"] {
-			if !(s.White > 0) || math.IsInf(s.White, 0) {
-				return nil, fmt.Errorf("-white = %g, want a finite C > 0", s.White)
+	if err := job.build(); err != nil {
+		return nil, err
+	}
+	if reads[Solver] || reads[Train] {
+		job.Method = Methods[s.Method]
+	}
+	return job, nil
+}
+
+// def sets the field name by set unless it was given, and marks it given.
+func (s *Spec) def(name string, set func()) {
+	if !s.given[name] {
+		set()
+		s.mark(name)
+	}
+}
+
+func (s *Spec) resolveModel() error {
+	s.def("model", func() { s.Model = DefaultModel })
+	if s.Model != "separate" && s.Model != "merged" {
+		return fmt.Errorf("-model = %q, want separate or merged", s.Model)
+	}
+	return nil
+}
+
+// resolveSpectrum settles the eigenvalues (-eigs, -spectrum or -white, and
+// D) and the eigenvectors.
+func (s *Spec) resolveSpectrum() error {
+	if !s.given["eigs"] && !s.given["spectrum"] && !s.given["white"] {
+		s.Eigs = append([]float64(nil), DefaultEigs...)
+		s.mark("eigs")
+	}
+	switch {
+	case s.given["eigs"]:
+		if len(s.Eigs) == 0 {
+			return fmt.Errorf("-eigs is empty, want D ≥ 1 eigenvalues")
+		}
+		for i, l := range s.Eigs {
+			if !(l > 0) || math.IsInf(l, 0) {
+				return fmt.Errorf("-eigs: entry %d is %g, want a finite eigenvalue > 0", i+1, l)
 			}
-			lambda = flow.White(s.D, s.White)
-		} else {
-			alpha, err := parsePower(s.Spectrum)
-			if err != nil {
-				return nil, err
-			}
-			lambda = flow.PowerLaw(s.D, alpha, 1)
+		}
+		if s.given["D"] && s.D != len(s.Eigs) {
+			return fmt.Errorf("-D = %d but -eigs has %d values; give D equal to their number, or leave it out", s.D, len(s.Eigs))
+		}
+		s.D = len(s.Eigs)
+		s.mark("D")
+	case !s.given["D"]:
+		return fmt.Errorf("-D is needed with -spectrum and -white: the dimension D ≥ 1")
+	case s.D < 1:
+		return fmt.Errorf("-D = %d, want D ≥ 1", s.D)
+	case s.given["white"]:
+		if !(s.White > 0) || math.IsInf(s.White, 0) {
+			return fmt.Errorf("-white = %g, want a finite C > 0", s.White)
+		}
+	default:
+		if _, err := parsePower(s.Spectrum); err != nil {
+			return err
 		}
 	}
-	if s.given["ntp-max"] {
-		var err error
-		if nu, err = flow.NuNextToken(s.NTPMax); err != nil {
-			return nil, err
+	s.def("eigvecs", func() { s.Eigvecs = DefaultEigvecs })
+	if s.Eigvecs == "random" {
+		s.Eigvecs = DefaultEigvecs
+	}
+	return nil
+}
+
+// lambda returns the eigenvalues of a resolved spec.
+func (s *Spec) lambda() []float64 {
+	switch {
+	case s.given["eigs"]:
+		return s.Eigs
+	case s.given["white"]:
+		return flow.White(s.D, s.White)
+	default:
+		alpha, _ := parsePower(s.Spectrum) // checked by resolveSpectrum
+		return flow.PowerLaw(s.D, alpha, 1)
+	}
+}
+
+// resolveContext settles the context length: -N, -nu or -ntp-max.
+func (s *Spec) resolveContext() error {
+	if !s.given["N"] && !s.given["nu"] && !s.given["ntp-max"] {
+		s.N = DefaultN
+		s.mark("N")
+	}
+	switch {
+	case s.given["N"]:
+		if s.N < 1 {
+			return fmt.Errorf("-N = %d, want a context length N ≥ 1", s.N)
 		}
+	case s.given["nu"]:
+		if !(s.Nu > 0 && s.Nu <= 1) {
+			return fmt.Errorf("-nu = %g, want ν = E[1/N] in (0, 1]", s.Nu)
+		}
+	default:
+		if s.NTPMax < 1 || s.NTPMax > maxNTP {
+			return fmt.Errorf("-ntp-max = %d, want 1 ≤ Nmax ≤ %d", s.NTPMax, maxNTP)
+		}
+	}
+	return nil
+}
+
+// nu returns ν = E[1/N] of a resolved spec.
+func (s *Spec) nu() (float64, error) {
+	switch {
+	case s.given["N"]:
+		return 1 / float64(s.N), nil
+	case s.given["nu"]:
+		return s.Nu, nil
+	default:
+		return flow.NuNextToken(s.NTPMax)
+	}
+}
+
+// resolveHeads settles H, R, -balanced and τ.
+func (s *Spec) resolveHeads() error {
+	s.def("H", func() { s.H = s.D })
+	if s.H < 1 {
+		return fmt.Errorf("-H = %d, want H ≥ 1 heads", s.H)
+	}
+	if s.Model == "separate" {
+		s.def("R", func() { s.R = 1 })
+		if s.R < 1 || s.R > s.D {
+			return fmt.Errorf("-R = %d, want 1 ≤ R ≤ D = %d", s.R, s.D)
+		}
+	} else if s.given["R"] {
+		delete(s.given, "R") // keys and queries are merged: R has no meaning
+		s.R = 0
+	}
+	if s.Model == "merged" && !s.given["init"] {
+		s.def("balanced", func() { s.Balanced = false })
+	} else if s.Balanced { // with -init the two exclude each other (checkAlternatives)
+		return fmt.Errorf("-balanced is for the merged model's random start, not -model %s", s.Model)
+	}
+	s.def("tau", func() { s.Tau = 1 })
+	if !(s.Tau > 0) || math.IsInf(s.Tau, 0) {
+		return fmt.Errorf("-tau = %g, want a finite time constant τ > 0", s.Tau)
+	}
+	return nil
+}
+
+// resolveStart settles the initial state: -init, or -winit and -seed.
+func (s *Spec) resolveStart() error {
+	if s.given["init"] {
+		if s.Init == "" {
+			return fmt.Errorf("-init is empty, want the path of a .npz file")
+		}
+		return nil
+	}
+	s.def("winit", func() { s.WInit = DefaultWInit })
+	s.def("seed", func() { s.Seed = DefaultSeed })
+	if !(s.WInit > 0) || math.IsInf(s.WInit, 0) {
+		return fmt.Errorf("-winit = %g, want a finite scale > 0 (0 is a fixed point of the flow)", s.WInit)
+	}
+	return nil
+}
+
+// resolveEnd settles where a run ends: -T, or -tol for a run until
+// converged.
+func (s *Spec) resolveEnd() error {
+	s.def("T", func() { s.T = 0 })
+	if !(s.T >= 0) || math.IsInf(s.T, 0) {
+		return fmt.Errorf("-T = %g, want a finite final time ≥ 0 (0: until converged)", s.T)
+	}
+	if s.T == 0 {
+		s.def("tol", func() { s.Tol = flow.DefaultTol })
+		if !(s.Tol > 0 && s.Tol < 1) {
+			return fmt.Errorf("-tol = %g, want a relative tolerance in (0, 1)", s.Tol)
+		}
+	} else if s.given["tol"] {
+		delete(s.given, "tol") // a fixed final time needs no convergence test
+		s.Tol = 0
+	}
+	return nil
+}
+
+// resolveOutput settles the output grid and the integrator.
+func (s *Spec) resolveOutput() error {
+	s.def("samples", func() { s.Samples = DefaultSamples })
+	if s.Samples < 2 {
+		return fmt.Errorf("-samples = %d, want S ≥ 2 output times", s.Samples)
+	}
+	s.def("grid", func() { s.Grid = "drops" })
+	if s.Grid != "drops" && s.Grid != "lin" && s.Grid != "log" {
+		return fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
+	}
+	s.def("method", func() { s.Method = "auto" })
+	method, ok := Methods[s.Method]
+	if !ok {
+		return fmt.Errorf("-method = %q, want auto, rock4, rodas5p, dop853, dp5 or tsit5", s.Method)
+	}
+	defRTol, defATol := flow.DefaultTolerances(method)
+	s.def("rtol", func() { s.RTol = defRTol })
+	if !(s.RTol > 0 && s.RTol < 1) {
+		return fmt.Errorf("-rtol = %g, want a relative tolerance in (0, 1)", s.RTol)
+	}
+	s.def("atol", func() { s.ATol = defATol })
+	if !(s.ATol >= 0) || math.IsInf(s.ATol, 0) {
+		return fmt.Errorf("-atol = %g, want a finite absolute tolerance ≥ 0", s.ATol)
+	}
+	return nil
+}
+
+func (s *Spec) resolveLandscape() error {
+	s.def("stability", func() { s.Stability = true })
+	if s.Model == "separate" && s.D > MaxTableDim {
+		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d", s.D, MaxTableDim)
+	}
+	if s.Model == "separate" && s.Stability && s.D > MaxStabilityDim {
+		return fmt.Errorf("-D = %d: the stability of all 2^D fixed points needs D ≤ %d (or -stability=false for the loss table alone)", s.D, MaxStabilityDim)
+	}
+	return nil
+}
+
+func (s *Spec) resolveReduced() error {
+	s.def("align", func() { s.Align = DefaultAlign })
+	if !(s.Align > 0 && s.Align < 1) {
+		return fmt.Errorf("-align = %g, want an alignment in (0, 1)", s.Align)
+	}
+	s.def("points", func() { s.Points = DefaultPoints })
+	if s.Points < 2 {
+		return fmt.Errorf("-points = %d, want ≥ 2 comparison times per drop", s.Points)
+	}
+	return nil
+}
+
+// build constructs the data, the system and the initial state of a
+// resolved spec.
+func (job *Job) build() error {
+	s := job.Spec
+	nu, err := s.nu()
+	if err != nil {
+		return err
 	}
 	vecs, err := job.eigenvectors(s.D)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if job.Data, err = flow.NewData(lambda, vecs, nu); err != nil {
-		return nil, fmt.Errorf("-eigvecs: %w", err)
+	if job.Data, err = flow.NewData(s.lambda(), vecs, nu); err != nil {
+		return fmt.Errorf("-eigvecs: %w", err)
 	}
 	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}
 	if s.Model == "merged" {
 		model.Kind, model.R = flow.Merged, 0
 	}
 	if job.System, err = flow.NewSystem(job.Data, model); err != nil {
-		return nil, err
+		return err
 	}
-	if s.given["init"] {
-		if job.Y0, err = job.readInit(); err != nil {
-			return nil, err
-		}
-	} else if job.Y0, err = job.System.Init(s.WInit, s.Seed); err != nil {
-		return nil, err
-	} else if s.Balanced {
-		if job.Y0, err = job.System.BalancedAligned(job.Y0[:job.System.Model.H]); err != nil {
-			return nil, err
+	switch {
+	case s.given["init"]:
+		job.Y0, err = job.readInit()
+	default:
+		job.Y0, err = job.System.Init(s.WInit, s.Seed)
+		if err == nil && s.Balanced {
+			job.Y0, err = job.System.BalancedAligned(job.Y0[:job.System.Model.H])
 		}
 	}
-	if reads[Solver] || reads[Train] {
-		job.Method = Methods[s.Method]
-	}
-	return job, nil
+	return err
 }
 
 func parsePower(spec string) (float64, error) {
