@@ -97,19 +97,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		return usageErr("%v (see linattn sweep -h)", err)
 	}
 	if *merge {
-		if fs.NArg() == 0 {
-			return usageErr("-merge needs the directories of the shards")
-		}
-		out := *dir
-		if out == "" {
-			out = fs.Arg(0)
-		}
-		idx, err := mergeShards(out, fs.Args())
-		if err != nil {
-			return usageErr("-merge: %v", err)
-		}
-		fmt.Fprintf(stdout, "merged %d runs into %s and %s\n", idx.Runs, filepath.Join(out, "index.json"), filepath.Join(out, "index.npz"))
-		return ExitOK
+		return mergeMain(stdout, usageErr, *dir, fs.Args())
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected arguments %q (directories go with -merge)", fs.Args())
@@ -120,15 +108,9 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if *jobs < 1 {
 		return usageErr("-j = %d, want ≥ 1", *jobs)
 	}
-	shardI, shardN := 0, 1
-	if *shard != "" {
-		a, b, ok := strings.Cut(*shard, "/")
-		i, err1 := strconv.Atoi(a)
-		n, err2 := strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
-			return usageErr("-shard = %q, want I/N with 0 ≤ I < N", *shard)
-		}
-		shardI, shardN = i, n
+	shardI, shardN, ok := parseShard(*shard)
+	if !ok {
+		return usageErr("-shard = %q, want I/N with 0 ≤ I < N", *shard)
 	}
 	b, err := os.ReadFile(*specFile)
 	if err != nil {
@@ -166,21 +148,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
 		return ExitFailure
 	}
-	counts := map[string]int{}
-	reused := 0
-	for _, row := range rows {
-		counts[row.Status]++
-		if row.reused {
-			reused++
-		}
-	}
-	fmt.Fprintf(stdout, "sweep: %d of %d runs: %d complete (%d reused), %d failed, %d incomplete, %d not run; index %s.{json,npz}\n",
-		len(rows), sw.Len(), counts["complete"], reused, counts["failed"], counts["incomplete"], counts["not run"], filepath.Join(out, base))
-	for _, row := range rows {
-		if row.Status == "failed" {
-			fmt.Fprintf(stderr, "run %d failed: %s\n", row.Run, row.Error)
-		}
-	}
+	failed := reportSweep(stdout, stderr, sw.Len(), rows, filepath.Join(out, base))
 	if ctx.Err() == nil {
 		if err := plotBeside(stdout, filepath.Join(out, base+".npz"), plotAs); err != nil {
 			fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
@@ -191,10 +159,62 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	case ctx.Err() != nil:
 		fmt.Fprintf(stderr, "linattn sweep: interrupted; rerun the same command to finish\n")
 		return ExitInterrupted
-	case counts["failed"] > 0:
+	case failed:
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// mergeMain is sweep -merge: it combines the shard indexes of dirs into out
+// (default the first of them).
+func mergeMain(stdout io.Writer, usageErr func(string, ...any) int, out string, dirs []string) int {
+	if len(dirs) == 0 {
+		return usageErr("-merge needs the directories of the shards")
+	}
+	if out == "" {
+		out = dirs[0]
+	}
+	idx, err := mergeShards(out, dirs)
+	if err != nil {
+		return usageErr("-merge: %v", err)
+	}
+	fmt.Fprintf(stdout, "merged %d runs into %s and %s\n", idx.Runs, filepath.Join(out, "index.json"), filepath.Join(out, "index.npz"))
+	return ExitOK
+}
+
+// parseShard parses -shard I/N ("" is the whole sweep, 0/1).
+func parseShard(shard string) (i, n int, ok bool) {
+	if shard == "" {
+		return 0, 1, true
+	}
+	a, b, ok := strings.Cut(shard, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, false
+	}
+	return i, n, true
+}
+
+// reportSweep prints the counts of the runs by status and the failures,
+// and reports whether any run failed.
+func reportSweep(stdout, stderr io.Writer, total int, rows []indexRow, index string) (failed bool) {
+	counts := map[string]int{}
+	reused := 0
+	for _, row := range rows {
+		counts[row.Status]++
+		if row.reused {
+			reused++
+		}
+	}
+	fmt.Fprintf(stdout, "sweep: %d of %d runs: %d complete (%d reused), %d failed, %d incomplete, %d not run; index %s.{json,npz}\n",
+		len(rows), total, counts["complete"], reused, counts["failed"], counts["incomplete"], counts["not run"], index)
+	for _, row := range rows {
+		if row.Status == "failed" {
+			fmt.Fprintf(stderr, "run %d failed: %s\n", row.Run, row.Error)
+		}
+	}
+	return counts["failed"] > 0
 }
 
 // sweepRunner executes the runs of a sweep.
