@@ -57,17 +57,15 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
-	if name == "help" {
+	switch name {
+	case "help":
 		usage(stdout)
 		return ExitOK
-	}
-	if name == "sweep" {
+	case "sweep":
 		return sweepMain(ctx, stdout, stderr, args)
-	}
-	if name == "plot" {
+	case "plot":
 		return plotMain(ctx, stdout, stderr, args)
-	}
-	if name == "figures" {
+	case "figures":
 		return figuresMain(ctx, stdout, stderr, args)
 	}
 	c, ok := commands[name]
@@ -75,6 +73,41 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		fmt.Fprintf(stderr, "linattn: unknown command %q (commands: %s, sweep, plot, figures)\n", name, strings.Join(commandNames(), ", "))
 		return ExitUsage
 	}
+	inv, code := parseInvocation(c, stdout, stderr, args)
+	if inv == nil {
+		return code
+	}
+	e := &env{ctx: ctx, cmd: c, stdout: stdout, stderr: stderr, out: inv.out,
+		progress: newProgress(stderr, !inv.quiet && isTerminal(stderr))}
+	err := c.Run(e, inv.job)
+	e.progress.Done()
+	if err == nil {
+		err = plotBeside(stdout, inv.out, inv.plotAs)
+	}
+	switch {
+	case err == nil:
+		return ExitOK
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "linattn %s: interrupted: %v; partial output in %s\n", c.Name, err, inv.out)
+		return ExitInterrupted
+	default:
+		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
+		return ExitFailure
+	}
+}
+
+// invocation is a command's parsed flags: the resolved job and where and
+// how to write its output.
+type invocation struct {
+	job    *spec.Job
+	out    string
+	quiet  bool
+	plotAs *plotFlag
+}
+
+// parseInvocation parses the flags of command c and resolves its job; on
+// -h or an error it prints and returns nil with the exit code.
+func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invocation, int) {
 	fs := flag.NewFlagSet("linattn "+c.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	overlay := &spec.Spec{}
@@ -88,22 +121,20 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	out := fs.String("o", c.Out, "output FILE.npz; the sidecar FILE.json is written beside it")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	plotAs := addPlotFlag(fs, c.Name)
+	fail := func(err error) (*invocation, int) {
+		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
+		return nil, ExitUsage
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "usage: linattn %s\n\n%s\n\nflags:\n", c.UsageLine, c.Short)
 			printFlags(stdout, fs)
-			return ExitOK
+			return nil, ExitOK
 		}
-		fmt.Fprintf(stderr, "linattn %s: %v (see linattn %s -h)\n", c.Name, err, c.Name)
-		return ExitUsage
+		return fail(fmt.Errorf("%v (see linattn %s -h)", err, c.Name))
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "linattn %s: unexpected arguments %q\n", c.Name, fs.Args())
-		return ExitUsage
-	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
-		return ExitUsage
+		return fail(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	if err := overlay.CheckFlags(); err != nil {
 		return fail(err)
@@ -124,23 +155,7 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	e := &env{ctx: ctx, cmd: c, stdout: stdout, stderr: stderr, out: outPath,
-		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
-	err = c.Run(e, job)
-	e.progress.Done()
-	if err == nil {
-		err = plotBeside(stdout, outPath, plotAs)
-	}
-	switch {
-	case err == nil:
-		return ExitOK
-	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "linattn %s: interrupted: %v; partial output in %s\n", c.Name, err, outPath)
-		return ExitInterrupted
-	default:
-		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
-		return ExitFailure
-	}
+	return &invocation{job: job, out: outPath, quiet: *quiet, plotAs: plotAs}, ExitOK
 }
 
 // loadSpec reads a spec file; relative input paths in it are taken
