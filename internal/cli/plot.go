@@ -184,7 +184,7 @@ func (p *plotFlag) Set(s string) error {
 func (p *plotFlag) IsBoolFlag() bool { return true }
 
 // plottable are the commands whose output linattn plot draws.
-var plottable = map[string]bool{"run": true, "reduced": true, "landscape": true, "sweep": true}
+var plottable = map[string]bool{"run": true, "train": true, "reduced": true, "landscape": true, "sweep": true}
 
 // addPlotFlag declares -plot on the flags of a plottable command; for the
 // others it returns a flag that is never set.

@@ -610,3 +610,24 @@ func TestBadFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainFigure: the output of linattn train is drawn as a run, with the
+// training loss and, dashed, the population flow's loss stored beside it
+// (flow_loss), both exactly the stored arrays.
+func TestTrainFigure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "train.npz")
+	linattn(t, 0, "train", "-P", "2000", "-steps", "2000", "-samples", "101", "-o", path)
+	a := arrays(t, path)
+	fig := load(t, path, figure.Options{})
+	p := fig.Grid[0][0]
+	if len(p.Curves) != 2 || p.Curves[0].Label != "training (finite data)" || p.Curves[1].Label != "population flow" {
+		t.Fatalf("loss panel curves %+v, want training and population flow", p.Curves)
+	}
+	tt, loss, flowLoss := a["t"].Float, a["loss"].Float, a["flow_loss"].Float
+	if c := p.Curves[0]; !slices.Equal(c.X, tt[1:]) || !slices.Equal(c.Y, loss[1:]) {
+		t.Errorf("training curve is not the stored loss at t > 0")
+	}
+	if c := p.Curves[1]; !slices.Equal(c.X, tt[1:]) || !slices.Equal(c.Y, flowLoss[1:]) || !c.Dashed {
+		t.Errorf("flow curve is not the stored flow_loss at t > 0 (dashed)")
+	}
+}

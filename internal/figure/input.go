@@ -12,11 +12,12 @@ import (
 // file is an output of linattn: the arrays of FILE.npz and the sidecar
 // FILE.json beside it, which says which command wrote it.
 type file struct {
-	path string
-	kind string // run, reduced, landscape or index (a sweep)
-	z    *export.NPZReader
-	side sidecar
-	idx  index
+	path    string
+	kind    string // run, reduced, landscape or index (a sweep)
+	trained bool   // a run written by linattn train
+	z       *export.NPZReader
+	side    sidecar
+	idx     index
 }
 
 // sidecar is the part of a sidecar the figures read: the resolved spec's
@@ -64,7 +65,7 @@ func sidecarPath(npz string) string { return strings.TrimSuffix(npz, ".npz") + "
 // open reads the arrays and the sidecar of the output file at path.
 func open(path string) (*file, error) {
 	if !strings.HasSuffix(path, ".npz") {
-		return nil, fmt.Errorf("%s: want a FILE.npz written by linattn run, reduced, landscape or sweep", path)
+		return nil, fmt.Errorf("%s: want a FILE.npz written by linattn run, train, reduced, landscape or sweep", path)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, err // names the path
@@ -83,8 +84,13 @@ func open(path string) (*file, error) {
 		case "run", "reduced", "landscape":
 			f.kind = c
 			return f, nil
+		case "train":
+			// A training run writes the arrays of a run, and its loss
+			// beside the population flow's (flow_loss): drawn as a run.
+			f.kind, f.trained = "run", true
+			return f, nil
 		default:
-			return nil, fmt.Errorf("%s was written by linattn %s, which has no figure (plot reads run, reduced, landscape and sweep output)", path, c)
+			return nil, fmt.Errorf("%s was written by linattn %s, which has no figure (plot reads run, train, reduced, landscape and sweep output)", path, c)
 		}
 	}
 	if json.Unmarshal(side, &f.idx) == nil && f.idx.Rows != nil && z.Has("status") {

@@ -130,7 +130,18 @@ func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
 	// drops beside their marks, so the panel needs a legend only for a
 	// closed form.
 	p := &Panel{YLabel: "loss"}
-	p.Curves = append(p.Curves, Curve{Label: "flow", X: t, Y: loss, Color: black})
+	if f.trained {
+		// Training: the loss on the P sequences, and the population flow
+		// from the same start on the same times.
+		p.Curves = append(p.Curves, Curve{Label: "training (finite data)", X: t, Y: loss, Color: black})
+		if fl, err := f.array("flow_loss", len(rd.t)); err == nil {
+			ft, floss, _ := onAxis(rd.t, fl.Float, log)
+			p.Curves = append(p.Curves, Curve{Label: "population flow", X: ft, Y: floss, Color: okabeIto[0], Dashed: true})
+			p.Legend = BottomLeft
+		}
+	} else {
+		p.Curves = append(p.Curves, Curve{Label: "flow", X: t, Y: loss, Color: black})
+	}
 	p.HLines = plateauLines(rd.levels, reachableLevels(rd))
 	p.Points = append(p.Points, dropMarks(rd.t, rd.loss, rd.trans, rd.transM))
 	if cf, label, ok := mergedClosedForm(f, rd, t); ok {
@@ -157,7 +168,7 @@ func reachableLevels(rd *runData) []int {
 
 // dropMarks are the observed drops (t_m, L(t_m)), labelled t_m.
 func dropMarks(t, loss, trans []float64, ms []int64) Points {
-	pts := Points{Label: "drops t_m", Color: okabeIto[1]}
+	pts := Points{Label: "observed drops", Color: okabeIto[1]}
 	for i, tm := range trans {
 		pts.X = append(pts.X, tm)
 		pts.Y = append(pts.Y, interpolate(t, loss, tm))
