@@ -83,7 +83,10 @@ func (s *Solution) compact() {
 		if l.vecs >= 0 {
 			length = n * (2 + int(l.vecs))
 		}
-		if wo+length > cap(s.blocks[wb]) {
+		for wo+length > cap(s.blocks[wb]) {
+			// Capacities vary (a step longer than solutionBlockMax has a
+			// block of its own); the step's own block always fits it, and
+			// the blocks skipped have been read.
 			wb, wo = wb+1, 0
 		}
 		src := s.blocks[l.block][int(l.off) : int(l.off)+length]

@@ -106,3 +106,44 @@ func TestThinnedSolution(t *testing.T) {
 		t.Logf("%s: %d steps, spacing %d, %d of %d values kept", m.Name(), sol.Steps(), sol.spacing, sol.size, full.Solution.size)
 	}
 }
+
+// TestThinMixedBlockSizes: a step longer than solutionBlockMax (DOP853's
+// nine vectors of a large state) has a block of its own, larger than those
+// after it; thinning must move the kept steps past blocks too small for
+// them. Steps are stored directly, with a state of n = 15000.
+func TestThinMixedBlockSizes(t *testing.T) {
+	const n = 15000
+	s := newSolution(n, 1, func(_ float64, y, dy []float64) { copy(dy, y) })
+	defer s.endSolve()
+	vec := func(c float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = c
+		}
+		return v
+	}
+	rk := make([][]float64, 7)
+	for i := range rk {
+		rk[i] = vec(0)
+	}
+	tt := 0.0
+	addRK := func() {
+		s.add(tt, 1, tt+1, vec(tt), vec(tt), vec(tt+1), rk)
+		tt++
+	}
+	addRK()
+	for i := 0; i < 20; i++ {
+		s.addHermite(tt, 1, tt+1, 1, 1, vec(tt), vec(tt+1))
+		tt++
+	}
+	addRK()
+	if !s.thin(s.size - 4*n) {
+		t.Fatal("thin: could not thin the Hermite steps")
+	}
+	y := make([]float64, n)
+	for _, k := range []int{0, 21} { // the RK steps keep their values
+		if _, err := s.At(y, float64(k)); err != nil || y[0] != float64(k) {
+			t.Errorf("At(%d) = %v, %v after thinning", k, y[0], err)
+		}
+	}
+}

@@ -270,11 +270,15 @@ func (r *run) nextStep() (h float64, last bool, err error) {
 	if math.Abs(h) > cfg.hmax {
 		h = cfg.hmax * cfg.dir
 	}
-	// Stretch a step that would end within 1 % of T1 (dopri5.f), so that
-	// no step is left too short to take.
+	// A step that would end within 1 % of T1 is stretched to it
+	// (dopri5.f), so that no step is left too short to take; where that
+	// would exceed MaxStep, two equal steps end there instead.
 	if cfg.dir*(r.t+1.01*h-p.T1) >= 0 {
 		h = p.T1 - r.t
 		last = true
+		if math.Abs(h) > cfg.hmax {
+			h, last = h/2, false
+		}
 	}
 	if hl := in.st.limit(r.t, h); hl != h {
 		h, last = hl, false

@@ -8,9 +8,11 @@
 // micro-kernels: F. G. Van Zee and R. A. van de Geijn, BLIS, ACM TOMS 41
 // (2015) 14); the rows and columns left over, and other processors, use
 // plain loops with 2×4 register blocks. Each element of C is a sum over the
-// inner index in increasing order, so results do not depend on the block
-// sizes; they differ from the plain loops only by the rounding of fused
-// multiply–adds, and are bit-identical from run to run on one machine.
+// inner index in increasing order; inside the kernel's blocks the products
+// are added with fused multiply–adds, at the edges (the last m mod 4 rows
+// and n mod 8 columns) and on other processors without, so the last bits
+// depend on the element's position and the processor, never on the run:
+// the same product on one machine is bit-identical every time.
 package gemm
 
 // Mul sets c = a·b for row-major a (m×k), b (k×n) and c (m×n). c must not

@@ -54,7 +54,19 @@ var shapes = func() [][3]int {
 func TestMulExactOnIntegers(t *testing.T) {
 	// Products and sums of small integers are exact in floating point, so
 	// the kernels (with fused multiply–adds) and the plain loops must give
-	// exactly the textbook result; MulTA(a) must equal Mul(aᵀ).
+	// exactly the textbook result; MulTA(a) must equal Mul(aᵀ). Run with
+	// the kernel, where the processor has it, and without.
+	for _, kernel := range []bool{useKernel, false} {
+		t.Run(fmt.Sprintf("kernel=%v", kernel), func(t *testing.T) {
+			saved := useKernel
+			useKernel = kernel
+			defer func() { useKernel = saved }()
+			mulExactOnIntegers(t)
+		})
+	}
+}
+
+func mulExactOnIntegers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, transA := range []bool{false, true} {
 		for _, sh := range shapes {

@@ -5,9 +5,12 @@ package gemm
 // useKernel reports whether the processor and operating system support
 // AVX2 and FMA (CPUID leaf 7 EBX bit 5; leaf 1 ECX bits 12 FMA, 27 OSXSAVE,
 // 28 AVX; XCR0 bits 1–2: the OS saves the YMM state).
-var useKernel = hasAVX2FMA()
+var useKernel = hasAVX2FMA() // a variable so that tests can turn it off
 
 func hasAVX2FMA() bool {
+	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
+		return false
+	}
 	_, _, ecx1, _ := cpuid(1, 0)
 	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
 	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
