@@ -190,7 +190,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	if maxSteps == 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	lossAt := s.cachedLoss()
+	lossAt := ode.CacheByTime(s.LossEigen)
 	levels := s.levels()
 	var observer func(*ode.Step) error
 	if rs.Observer != nil {
@@ -287,18 +287,6 @@ func (s *System) checkRun(rs *RunSettings) ([]float64, error) {
 		}
 	}
 	return times, nil
-}
-
-// cachedLoss returns Loss remembered by t: the event functions all need the
-// loss at the same (t, y), and within one solve the state is a function of t.
-func (s *System) cachedLoss() func(t float64, y []float64) float64 {
-	cacheT, cacheL := math.NaN(), 0.0
-	return func(t float64, y []float64) float64 {
-		if t != cacheT {
-			cacheT, cacheL = t, s.LossEigen(y)
-		}
-		return cacheL
-	}
 }
 
 // runEvents are the falling crossings of the half-way levels and, with

@@ -166,3 +166,16 @@ func brent(f func(float64) float64, a, b, fa, fb float64) float64 {
 	}
 	return b
 }
+
+// CacheByTime returns g remembered by t: within one solve the state is a
+// function of t, so event functions and an observer that need g at the same
+// (t, y) compute it once. It is not safe for concurrent use.
+func CacheByTime(g func(y []float64) float64) func(t float64, y []float64) float64 {
+	ct, cg := math.NaN(), 0.0
+	return func(t float64, y []float64) float64 {
+		if t != ct {
+			ct, cg = t, g(y)
+		}
+		return cg
+	}
+}

@@ -39,8 +39,9 @@ type Drop struct {
 // no theory for them): the curve is cut into 100 windows of equal length;
 // a window is fast when the loss falls in it by at least 3% of the total
 // fall L(0) − min L, and a drop is a run of consecutive fast windows that
-// sheds at least 10% of the total fall. A plateau between two drops is at
-// least one window (1% of the run) in which the loss falls slower.
+// sheds at least 10% of the total fall and follows a plateau: at least one
+// window (1% of the run) in which the loss falls slower. A descent from the
+// first sample on is not a drop, and a curve that never falls has none.
 func FastDrops(loss []float64) []Drop {
 	const windows, fast, big = 100, 0.03, 0.10
 	n := len(loss)
@@ -52,12 +53,22 @@ func FastDrops(loss []float64) []Drop {
 		lmin = min(lmin, l)
 	}
 	total := loss[0] - lmin
+	if !(total > 0) {
+		return nil
+	}
 	var out []Drop
 	var cur *Drop
 	for w := 0; w < windows; w++ {
 		a, b := w*(n-1)/windows, (w+1)*(n-1)/windows
 		fall := loss[a] - loss[b]
 		if fall >= fast*total {
+			if w == 0 {
+				cur = nil // no plateau before it: skip this run of windows
+				for w+1 < windows && loss[(w+1)*(n-1)/windows]-loss[(w+2)*(n-1)/windows] >= fast*total {
+					w++
+				}
+				continue
+			}
 			if cur == nil {
 				out = append(out, Drop{Start: a})
 				cur = &out[len(out)-1]

@@ -60,7 +60,7 @@ func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (
 			dydt[i] = c * g
 		}
 	}
-	lossAt := cachedLoss(t.Loss)
+	lossAt := ode.CacheByTime(t.Loss)
 	events := make([]ode.Event, len(fs.Levels))
 	for i, level := range fs.Levels {
 		events[i] = ode.Event{Func: func(tt float64, y []float64) float64 { return lossAt(tt, y) - level }, Direction: ode.Falling}
@@ -110,18 +110,6 @@ func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) error {
 		fs.Times = []float64{fs.T}
 	}
 	return nil
-}
-
-// cachedLoss remembers the loss by time: the events and the observer ask
-// for it at the same (t, y), and within one solve y is a function of t.
-func cachedLoss(loss func([]float64) float64) func(float64, []float64) float64 {
-	ct, cl := math.NaN(), 0.0
-	return func(t float64, y []float64) float64 {
-		if t != ct {
-			ct, cl = t, loss(y)
-		}
-		return cl
-	}
 }
 
 func (t *Trainer) flowResult(res *ode.Result, nLevels int) *FlowResult {

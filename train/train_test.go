@@ -213,33 +213,43 @@ func TestCancel(t *testing.T) {
 // naming the field and its range.
 func TestConfigErrors(t *testing.T) {
 	base := smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: Full, icl: 1}, Auto)
-	cases := map[string]func(*Config){
-		"P = 0":            func(c *Config) { c.P = 0 },
-		"Test = -1":        func(c *Config) { c.Test = -1 },
-		"Batch = 8":        func(c *Config) { c.Batch = 8 },
-		"ICL = 1.5":        func(c *Config) { c.Task.ICL = 1.5 },
-		"Tau = 0":          func(c *Config) { c.Tau = 0 },
-		"R = 4":            func(c *Config) { c.Model.R = 4 },
-		"N = 0":            func(c *Config) { c.Task.N = 0 },
-		"D = 4":            func(c *Config) { c.Model.D = 4 },
-		"moments":          func(c *Config) { c.Path, c.Model.Attention = Moments, Softmax },
-		"moments, batched": func(c *Config) { c.Path, c.Batch = Moments, 2 },
+	// Each error names the field and its allowed range; want is the part
+	// of the message that does.
+	cases := map[string]struct {
+		edit func(*Config)
+		want string
+	}{
+		"P = 0":            {func(c *Config) { c.P = 0 }, "P = 0 training sequences, want P ≥ 1"},
+		"Test = -1":        {func(c *Config) { c.Test = -1 }, "Test = -1, want ≥ 0"},
+		"Batch = 8":        {func(c *Config) { c.Batch = 8 }, "Batch = 8, want 0 (full batch) or a minibatch size in [1, P = 7]"},
+		"ICL = 1.5":        {func(c *Config) { c.Task.ICL = 1.5 }, "ICL = 1.5, want a fraction c in [0, 1]"},
+		"Tau = 0":          {func(c *Config) { c.Tau = 0 }, "Tau = 0, want a finite τ > 0"},
+		"R = 4":            {func(c *Config) { c.Model.R = 4 }, "R = 4, want 1 ≤ R ≤ D = 3"},
+		"N = 0":            {func(c *Config) { c.Task.N = 0 }, "N = 0, NTPMax = 0: want N ≥ 1, or NTPMax ≥ 1"},
+		"D = 4":            {func(c *Config) { c.Model.D = 4 }, "the data have D = 3, the model D = 4"},
+		"moments":          {func(c *Config) { c.Path, c.Model.Attention = Moments, Softmax }, "moments path is exact for linear attention only"},
+		"moments, batched": {func(c *Config) { c.Path, c.Batch = Moments, 2 }, "minibatches (Batch = 2) need the direct path"},
 	}
-	for name, edit := range cases {
+	for name, c := range cases {
 		cfg := base
-		edit(&cfg)
-		if _, err := New(cfg); err == nil {
-			t.Errorf("%s: no error", name)
-		} else if !strings.HasPrefix(err.Error(), "train: ") {
-			t.Errorf("%s: error %q", name, err)
+		c.edit(&cfg)
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %q", name, err, c.want)
 		}
 	}
 	tr := newTrainer(t, base)
 	theta := make([]float64, tr.Len())
-	for name, gs := range map[string]GDSettings{"LR = 0": {LR: 0, Steps: 1}, "LR = NaN": {LR: math.NaN(), Steps: 1},
-		"Steps = 0": {LR: 1}, "Keep": {LR: 1, Steps: 2, Keep: []int{1, 1}}} {
-		if _, err := tr.GD(context.Background(), theta, gs); err == nil {
-			t.Errorf("%s: no error", name)
+	for name, c := range map[string]struct {
+		gs   GDSettings
+		want string
+	}{
+		"LR = 0":    {GDSettings{LR: 0, Steps: 1}, "learning rate = 0, want a finite η > 0"},
+		"LR = NaN":  {GDSettings{LR: math.NaN(), Steps: 1}, "learning rate = NaN, want a finite η > 0"},
+		"Steps = 0": {GDSettings{LR: 1}, "Steps = 0, want ≥ 1"},
+		"Keep":      {GDSettings{LR: 1, Steps: 2, Keep: []int{1, 1}}, "Keep[1] = 1, want increasing steps in [0, 2]"},
+	} {
+		if _, err := tr.GD(context.Background(), theta, c.gs); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %q", name, err, c.want)
 		}
 	}
 	if _, err := tr.GD(context.Background(), theta[1:], GDSettings{LR: 1, Steps: 1}); err == nil {

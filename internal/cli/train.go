@@ -204,8 +204,11 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*tra
 		times := outputTimes(sp, res.FinalT, path)
 		states, loss, err2 := res.Sample(times)
 		switch {
-		case err2 != nil && err != nil: // stopped, and no continuous extension kept
-			return nil, err
+		case err2 != nil && err != nil:
+			// Stopped, and no continuous extension kept: what was computed
+			// is the start and where it stopped (marked incomplete below).
+			times, loss = []float64{0, res.FinalT}, []float64{path.Loss[0], res.FinalLoss}
+			states = append(append([]float64(nil), theta0...), res.Final...)
 		case err2 != nil: // no continuous extension kept: repeat with the times
 			fs.Times, fs.DenseBytes, fs.Observer = times, 0, nil
 			if res, err2 = tr.Flow(e.ctx, theta0, fs); err2 != nil {

@@ -175,6 +175,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"-P", "0"}, "-P"},
 		{[]string{"-lr", "0"}, "-lr"},
 		{[]string{"-lr", "-2"}, "-lr"},
+		{[]string{"-lr", "1e308"}, "-lr"}, // 2·η·τ·steps overflows
 		{[]string{"-steps", "0"}, "-steps"},
 		{[]string{"-batch", "301"}, "-batch"},
 		{[]string{"-icl", "-0.1"}, "-icl"},

@@ -37,6 +37,9 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 	if s.Steps < 1 {
 		return fmt.Errorf("-steps = %d, want ≥ 1 steps", s.Steps)
 	}
+	if end := 2 * s.LR * s.Tau * float64(s.Steps); math.IsInf(end, 0) {
+		return fmt.Errorf("-lr = %g with -steps = %d and -tau = %g: the final time 2·η·τ·steps is not finite; want a smaller -lr", s.LR, s.Steps, s.Tau)
+	}
 	def("batch", func() { s.Batch = 0 })
 	if s.Batch < 0 || s.Batch > s.P {
 		return fmt.Errorf("-batch = %d, want 0 (full batch) or a minibatch size in [1, P = %d]", s.Batch, s.P)
