@@ -121,7 +121,8 @@ func (an Ansatz) VAt(v0, t float64) (float64, error) {
 			step = next - v
 		}
 		dxOld = math.Abs(step)
-		if next == v || hi-lo <= 4*ulp(hi) || math.Abs(step) <= 2*ulp(next) {
+		// Converged to a few units of roundoff (v > 0 here).
+		if next == v || hi-lo <= 4*epsilon*hi || math.Abs(step) <= 2*epsilon*next {
 			return next, nil
 		}
 		v = next
@@ -178,7 +179,5 @@ func (an Ansatz) PlateauLength(v0 float64) (exact, estimate float64, err error) 
 	return exact, an.Tau / (an.Lambda * an.Lambda * v0), err
 }
 
-func ulp(x float64) float64 {
-	a := math.Abs(x)
-	return math.Nextafter(a, math.Inf(1)) - a
-}
+// epsilon is the relative spacing of float64, 2⁻⁵².
+const epsilon = 0x1p-52
