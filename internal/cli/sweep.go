@@ -132,19 +132,8 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	}
 	r := &sweepRunner{ctx: ctx, sweep: sw, dir: out, specDir: filepath.Dir(*specFile),
 		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
-	var runs []int
-	for i := shardI; i < sw.Len(); i += shardN {
-		runs = append(runs, i)
-	}
-	rows := r.runAll(runs, *jobs)
-	r.progress.Done()
-	idx := newIndex(sw, rows)
-	base := "index"
-	if *shard != "" {
-		idx.Shard = fmt.Sprintf("%d/%d", shardI, shardN)
-		base = fmt.Sprintf("index.shard-%d-of-%d", shardI, shardN)
-	}
-	if err := writeIndex(out, base, idx); err != nil {
+	rows, base, err := r.runShard(shardI, shardN, *jobs, *shard != "")
+	if err != nil {
 		fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
 		return ExitFailure
 	}
@@ -163,6 +152,25 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// runShard runs the runs i ≡ shardI (mod shardN) of the sweep, j at a time,
+// and writes their index (index, or index.shard-I-of-N when sharded), whose
+// base name it returns with the rows.
+func (r *sweepRunner) runShard(shardI, shardN, j int, sharded bool) ([]indexRow, string, error) {
+	var runs []int
+	for i := shardI; i < r.sweep.Len(); i += shardN {
+		runs = append(runs, i)
+	}
+	rows := r.runAll(runs, j)
+	r.progress.Done()
+	idx := newIndex(r.sweep, rows)
+	base := "index"
+	if sharded {
+		idx.Shard = fmt.Sprintf("%d/%d", shardI, shardN)
+		base = fmt.Sprintf("index.shard-%d-of-%d", shardI, shardN)
+	}
+	return rows, base, writeIndex(r.dir, base, idx)
 }
 
 // mergeMain is sweep -merge: it combines the shard indexes of dirs into out
