@@ -11,17 +11,17 @@ import "fmt"
 // consecutive ones below switch. The stiff method switches back when h·ρ,
 // from its own spectral-radius estimate, stays below β/2 for 15 accepted
 // steps: the explicit method could then take the same steps stably. stiff
-// must be ROCK4 or Rodas5P.
+// must be ROCK4, Rodas5P or Radau5.
 func NewAuto(nonstiff *RK, stiff Method) (Method, error) {
 	if nonstiff == nil {
 		return nil, fmt.Errorf("ode: NewAuto: nonstiff is nil")
 	}
-	if stiff != ROCK4 && stiff != Rodas5P {
+	if stiff != ROCK4 && stiff != Rodas5P && stiff != Radau5 {
 		name := "nil"
 		if stiff != nil {
 			name = stiff.Name()
 		}
-		return nil, fmt.Errorf("ode: NewAuto: stiff = %s, want ROCK4 or Rodas5P", name)
+		return nil, fmt.Errorf("ode: NewAuto: stiff = %s, want ROCK4, Rodas5P or Radau5", name)
 	}
 	return &auto{nonstiff: nonstiff, stiff: stiff}, nil
 }
@@ -94,6 +94,7 @@ func (a *autoStepper) limit(t, h float64) float64 {
 }
 
 func (a *autoStepper) attempt(t, h float64) float64   { return a.steppers[a.cur].attempt(t, h) }
+func (a *autoStepper) newton() (float64, float64)     { return newtonOutcome(a.steppers[a.cur]) }
 func (a *autoStepper) dense(t, h float64) [][]float64 { return a.steppers[a.cur].dense(t, h) }
 func (a *autoStepper) controller() controllerDefaults { return a.steppers[a.cur].controller() }
 func (a *autoStepper) order() int                     { return a.steppers[0].order() }

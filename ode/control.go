@@ -62,19 +62,21 @@ func (c *controller) exponent() float64 {
 }
 
 // accept returns the next step after an accepted step h with error err.
-func (c *controller) accept(h, err float64, afterReject bool) float64 {
+// safetyScale ≤ 1 lowers the safety factor of the error-based proposal
+// (Radau5 after many Newton iterations; 1 for the other methods).
+func (c *controller) accept(h, err float64, afterReject bool, safetyScale float64) float64 {
 	var fac float64
 	switch {
 	case err == 0:
 		fac = c.maxScale
 	case c.predictive:
 		q := c.exponent()
-		fac = c.safety * math.Pow(err, -q)
+		fac = safetyScale * c.safety * math.Pow(err, -q)
 		if c.accepted > 0 {
 			fac = math.Min(fac, c.safety*(h/c.hPrev)*math.Pow(c.errPrev/(err*err), q))
 		}
 	default:
-		fac = c.safety * math.Pow(err, -c.beta1) * math.Pow(c.errPrev, c.beta2)
+		fac = safetyScale * c.safety * math.Pow(err, -c.beta1) * math.Pow(c.errPrev, c.beta2)
 	}
 	fac = math.Min(c.maxScale, math.Max(c.minScale, fac))
 	if afterReject {
@@ -90,6 +92,6 @@ func (c *controller) accept(h, err float64, afterReject bool) float64 {
 }
 
 // reject returns the step to retry after a rejected step h with error err.
-func (c *controller) reject(h, err float64) float64 {
-	return h * math.Max(c.minScale, c.safety*math.Pow(err, -c.exponent()))
+func (c *controller) reject(h, err, safetyScale float64) float64 {
+	return h * math.Max(c.minScale, safetyScale*c.safety*math.Pow(err, -c.exponent()))
 }

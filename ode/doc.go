@@ -15,7 +15,9 @@
 //   - ROCK4, Abdulle's stabilized (Runge–Kutta–Chebyshev) method of order
 //     4, for stiff problems whose Jacobian has a (nearly) real spectrum:
 //     matrix-free, its number of stages follows the spectral radius;
-//   - Rodas5P, Steinebach's L-stable Rosenbrock method of order 5, for
+//   - Rodas5P, Steinebach's L-stable Rosenbrock method of order 5, and
+//     Radau5, the Radau IIA collocation method of order 5 as in Hairer and
+//     Wanner's radau5.f (simplified Newton iterations, Jacobian reuse), for
 //     stiff problems of moderate size (dense LU of the Jacobian);
 //   - NewAuto(nonstiff, stiff) and Auto = NewAuto(DOP853, ROCK4), which
 //     switch between an explicit pair and a stiff method as the stiffness
@@ -30,7 +32,9 @@
 //	Equations I: Nonstiff Problems, 2nd ed., Springer 1993 (HNW I), II.4–II.6.
 //	E. Hairer, G. Wanner, Solving Ordinary Differential Equations II: Stiff
 //	and Differential-Algebraic Problems, 2nd ed., Springer 1996 (HNW II),
-//	IV.2 (stiffness detection), IV.7 (Rosenbrock methods), IV.8 (step control).
+//	IV.2 (stiffness detection), IV.5 (Radau IIA), IV.7 (Rosenbrock
+//	methods), IV.8 (implementation of implicit Runge–Kutta methods, step
+//	control); radau5.f from Hairer's web page.
 //	J. R. Dormand, P. J. Prince, A family of embedded Runge–Kutta formulae,
 //	J. Comput. Appl. Math. 6 (1980) 19–26.
 //	Ch. Tsitouras, Runge–Kutta pairs of order 5(4) satisfying only the first

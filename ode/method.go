@@ -58,3 +58,21 @@ type controllerDefaults struct {
 	beta1, beta2       float64
 	minScale, maxScale float64
 }
+
+// A newtonStepper solves its stage equations by Newton iterations (Radau5):
+// an attempt can fail without an error estimate, and the controller's
+// safety factor depends on the iterations it took.
+type newtonStepper interface {
+	// newton reports the last attempt: the factor ≤ 1 by which to lower
+	// the controller's safety factor and, when the iteration failed, the
+	// factor by which to shrink the step (else 0).
+	newton() (safetyScale, shrink float64)
+}
+
+// newtonOutcome is s.newton() for a newtonStepper, else (1, 0).
+func newtonOutcome(s stepper) (safetyScale, shrink float64) {
+	if ns, ok := s.(newtonStepper); ok {
+		return ns.newton()
+	}
+	return 1, 0
+}

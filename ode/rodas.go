@@ -1,7 +1,6 @@
 package ode
 
 import (
-	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/blas"
@@ -18,13 +17,8 @@ import (
 // start, factored once per step size by LAPACK's dgetrf (through gonum's
 // lapack64) and solved by dgetrs. It takes the Jacobian from Problem.Jac or
 // by finite differences (n evaluations). The factorization costs n³/3
-// flops, so it refuses states larger than RosenbrockMaxDim; for larger
-// problems with a real spectrum use ROCK4.
+// flops, so it refuses states larger than MaxDenseDim.
 var Rodas5P Method = &rosenbrock{tab: &rodas5P}
-
-// RosenbrockMaxDim is the largest state dimension Rodas5P accepts: one LU
-// of a dense 3000 × 3000 matrix takes seconds.
-const RosenbrockMaxDim = 3000
 
 // rosenbrockTableau is a Rosenbrock method in the transformed form of
 // HNW II, IV.7 (eq. 7.25) as OrdinaryDiffEq.jl writes it: with W = I/(γh) − J,
@@ -81,7 +75,7 @@ func (m *rosenbrock) Name() string { return m.tab.name }
 
 func (m *rosenbrock) newStepper(in *Integrator) stepper {
 	n, s := in.n, len(m.tab.nodes)
-	st := &rosenbrockStepper{tab: m.tab, in: in}
+	st := &rosenbrockStepper{tab: m.tab, in: in, jac: newDenseJacobian(in)}
 	st.k = make([][]float64, s)
 	for i := range st.k {
 		st.k[i] = make([]float64, n)
@@ -96,7 +90,7 @@ type rosenbrockStepper struct {
 	in  *Integrator
 	p   *Problem
 
-	jac      []float64 // ∂f/∂y at the step's start, row-major n × n
+	jac      denseJacobian // ∂f/∂y at the step's start
 	w        blas64.General
 	ipiv     []int
 	jacFresh bool    // jac and dfdt belong to the current in.y
@@ -107,30 +101,32 @@ type rosenbrockStepper struct {
 	dfdt       []float64
 	vecs       [][]float64
 	denseReady bool
-	rho        float64 // cached radius() and the calls it may still serve
-	rhoLeft    int
 }
 
 func (st *rosenbrockStepper) begin(p *Problem) error {
 	n := st.in.n
-	if n > RosenbrockMaxDim {
-		return fmt.Errorf("ode: %s factors a dense n × n matrix: n = %d exceeds RosenbrockMaxDim = %d; use ROCK4 (or Auto) for large problems with a real spectrum", st.tab.name, n, RosenbrockMaxDim)
+	if err := checkDenseDim(st.tab.name, n); err != nil {
+		return err
 	}
-	if st.jac == nil {
-		st.jac = make([]float64, n*n)
+	if st.w.Data == nil {
 		st.w = blas64.General{Rows: n, Cols: n, Stride: max(n, 1), Data: make([]float64, n*n)}
 		st.ipiv = make([]int, n)
 	}
-	st.p, st.jacFresh, st.hLU, st.rhoLeft = p, false, 0, 0
+	st.p, st.jacFresh, st.hLU = p, false, 0
+	st.jac.forget()
 	return nil
 }
 
 func (st *rosenbrockStepper) limit(_, h float64) float64    { return h }
 func (st *rosenbrockStepper) order() int                    { return st.tab.order }
 func (st *rosenbrockStepper) hermiteDense() (float64, bool) { return 0, false }
-func (st *rosenbrockStepper) forget()                       { st.jacFresh, st.hLU, st.rhoLeft = false, 0, 0 }
-func (st *rosenbrockStepper) active() int                   { return 0 }
-func (st *rosenbrockStepper) names() []string               { return []string{st.tab.name} }
+func (st *rosenbrockStepper) radius() float64               { return st.jac.radius() }
+func (st *rosenbrockStepper) forget() {
+	st.jacFresh, st.hLU = false, 0
+	st.jac.forget()
+}
+func (st *rosenbrockStepper) active() int     { return 0 }
+func (st *rosenbrockStepper) names() []string { return []string{st.tab.name} }
 
 func (st *rosenbrockStepper) controller() controllerDefaults {
 	// rodas.f: SAFE = 0.9, FAC1 = 5 (MinScale 1/5), FAC2 = 1/6 (MaxScale 6).
@@ -222,7 +218,7 @@ func (st *rosenbrockStepper) solveStage(i int, h float64) bool {
 func (st *rosenbrockStepper) factor(h float64) bool {
 	n := st.in.n
 	g := 1 / (st.tab.gamma * h)
-	for i, v := range st.jac {
+	for i, v := range st.jac.a {
 		st.w.Data[i] = -v
 	}
 	for r := 0; r < n; r++ {
@@ -237,33 +233,11 @@ func (st *rosenbrockStepper) factor(h float64) bool {
 	return true
 }
 
-// jacobian evaluates J (and ∂f/∂t unless autonomous) at (t, in.y): Problem.Jac
-// or forward differences with relative increments δ_j = √eps·max(|y_j|,
-// atol_j), so that components far below 1 (Robertson's 10⁻¹³) are
-// differentiated on their own scale; √eps·10⁻⁵ where both vanish.
+// jacobian evaluates J and, unless the problem is autonomous, ∂f/∂t by a
+// forward difference at (t, in.y).
 func (st *rosenbrockStepper) jacobian(t float64) {
 	in := st.in
-	n := in.n
-	st.in.stats.JacEvals++
-	if st.p.Jac != nil {
-		st.p.Jac(t, in.y, st.jac)
-	} else {
-		y := in.y
-		for c := 0; c < n; c++ {
-			yc := y[c]
-			d := math.Sqrt(eps) * math.Max(math.Abs(yc), in.atol[c])
-			if d == 0 {
-				d = math.Sqrt(eps) * 1e-5
-			}
-			y[c] = yc + d
-			in.f(t, y, st.du)
-			y[c] = yc
-			for r := 0; r < n; r++ {
-				st.jac[r*n+c] = (st.du[r] - in.f0[r]) / d
-			}
-		}
-		in.stats.FuncEvals += n
-	}
+	st.jac.eval(st.p, t)
 	if !st.p.Autonomous {
 		d := math.Sqrt(eps * math.Max(1e-5, math.Abs(t)))
 		in.f(t+d, in.y, st.du)
@@ -295,43 +269,4 @@ func (st *rosenbrockStepper) dense(_, _ float64) [][]float64 {
 	}
 	st.denseReady = true
 	return st.vecs
-}
-
-// radius returns a spectral-radius estimate of the last Jacobian: twenty
-// power iterations, redone every tenth call (for Auto's switch back to the
-// explicit method).
-func (st *rosenbrockStepper) radius() float64 {
-	if st.rhoLeft > 0 {
-		st.rhoLeft--
-		return st.rho
-	}
-	st.rhoLeft = 9
-	st.rho = st.powerIteration()
-	return st.rho
-}
-
-func (st *rosenbrockStepper) powerIteration() float64 {
-	n := st.in.n
-	x := st.vecs[0]
-	for i := range x {
-		x[i] = 1 / math.Sqrt(float64(n)) * (1 + float64(i%7)/7)
-	}
-	y := st.vecs[1]
-	var rho float64
-	for it := 0; it < 20; it++ {
-		xn := norm2(x)
-		if xn == 0 {
-			return 0
-		}
-		blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: n, Cols: n, Stride: n, Data: st.jac}, blas64.Vector{N: n, Inc: 1, Data: x}, 0, blas64.Vector{N: n, Inc: 1, Data: y})
-		rho = norm2(y) / xn
-		if rho == 0 {
-			break
-		}
-		for i := range x {
-			x[i] = y[i] / (rho * xn)
-		}
-	}
-	st.denseReady = false
-	return rock4RhoSafety * rho
 }

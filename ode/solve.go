@@ -37,8 +37,9 @@ type Integrator struct {
 
 	gPrev, gNew, gSample []float64
 
-	rtol float64 // relative tolerance of the current solve
-	f    Func
+	rtol      float64 // relative tolerance of the current solve
+	fixedStep bool    // the current solve has Settings.FixedStep > 0
+	f         Func
 
 	// current accepted step
 	t0, h float64
@@ -93,6 +94,7 @@ func (in *Integrator) Solve(ctx context.Context, p Problem, s Settings) (*Result
 	if err != nil {
 		return nil, err
 	}
+	in.fixedStep = s.FixedStep > 0
 	if err := in.st.begin(&p); err != nil {
 		return nil, err
 	}
@@ -198,6 +200,7 @@ func (r *run) loop() (*Result, error) {
 			return r.fail(h, st, cause, nil)
 		}
 		errNorm := in.st.attempt(r.t, h)
+		safetyScale, shrink := newtonOutcome(in.st)
 		active := in.st.active()
 		r.attribute(active)
 		ctl := &r.ctls[active]
@@ -206,6 +209,9 @@ func (r *run) loop() (*Result, error) {
 			lastActive = active
 		}
 		if s.FixedStep > 0 {
+			if shrink > 0 {
+				return r.fail(h, StepTooSmall, fmt.Sprintf("Settings.FixedStep = %g is too long for %s's Newton iteration to converge", s.FixedStep, in.m.Name()), nil)
+			}
 			if !finite(errNorm) || !allFinite(in.ynew) {
 				return r.fail(h, NonFinite, "NaN or Inf with a fixed step", nil)
 			}
@@ -215,10 +221,13 @@ func (r *run) loop() (*Result, error) {
 			in.stats.Rejected++
 			in.stats.PerMethod[active].Rejected++
 			rejected, nonFinite = true, !finite(errNorm)
-			if nonFinite {
+			switch {
+			case shrink > 0: // the Newton iteration failed: no error estimate
+				r.h = h * shrink
+			case nonFinite:
 				r.h = h * 0.1
-			} else {
-				r.h = ctl.reject(h, errNorm)
+			default:
+				r.h = ctl.reject(h, errNorm, safetyScale)
 			}
 			continue
 		}
@@ -227,7 +236,7 @@ func (r *run) loop() (*Result, error) {
 			return r.res, err
 		}
 		if s.FixedStep == 0 {
-			r.h = ctl.accept(h, errNorm, rejected)
+			r.h = ctl.accept(h, errNorm, rejected, safetyScale)
 		}
 		rejected = false // nonFinite stays: the steps that collapse near a NaN region alternate with accepted ones
 		if cfg.dir*(r.t-r.p.T1) >= 0 {

@@ -2,6 +2,7 @@ package ode_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -33,30 +34,55 @@ func relErr(y, want, floor []float64) float64 {
 }
 
 // TestStiffReferenceSolutions solves the stiff classics of the Test Set for
-// IVP Solvers with Rodas5P, with the analytic Jacobian and with finite
-// differences, and compares with the published reference solutions
+// IVP Solvers with Rodas5P and Radau5, with the analytic Jacobian and with
+// finite differences, and compares with the published reference solutions
 // (odetest cites them). Robertson's second component is 10⁻¹³, so its
 // error is measured relative to the absolute tolerance it is solved with.
 func TestStiffReferenceSolutions(t *testing.T) {
-	for _, p := range []odetest.Problem{odetest.Robertson(), odetest.VanDerPol(), odetest.HIRES()} {
-		for _, analytic := range []bool{true, false} {
-			prob := p.Problem
-			if !analytic {
-				prob.Jac = nil
+	for _, m := range []ode.Method{ode.Rodas5P, ode.Radau5} {
+		for _, p := range []odetest.Problem{odetest.Robertson(), odetest.VanDerPol(), odetest.HIRES()} {
+			for _, analytic := range []bool{true, false} {
+				prob := p.Problem
+				if !analytic {
+					prob.Jac = nil
+				}
+				const rtol = 1e-8
+				s := ode.Settings{Method: m, RTol: rtol, ATol: rtol, ATolVec: p.ATol, MaxSteps: 100000}
+				res := solve(t, prob, s)
+				if e := relErr(res.Y, p.Want, p.ATol); e > 200*rtol {
+					t.Errorf("%s, %s (analytic Jacobian %v): relative error %.3g at rtol %g; y = %v, want %v", m.Name(), p.Name, analytic, e, rtol, res.Y, p.Want)
+				}
+				checkLinearAlgebra(t, m, p.Name, res.Stats)
+				t.Logf("%s, %s analytic=%v: %d steps, %d rejected, %d evaluations, %d Jacobians, %d LU", m.Name(), p.Name, analytic,
+					res.Stats.Steps, res.Stats.Rejected, res.Stats.FuncEvals, res.Stats.JacEvals, res.Stats.Decompositions)
 			}
-			const rtol = 1e-8
-			s := ode.Settings{Method: ode.Rodas5P, RTol: rtol, ATol: rtol, ATolVec: p.ATol, MaxSteps: 100000}
-			res := solve(t, prob, s)
-			if e := relErr(res.Y, p.Want, p.ATol); e > 200*rtol {
-				t.Errorf("%s (analytic Jacobian %v): relative error %.3g at rtol %g; y = %v, want %v", p.Name, analytic, e, rtol, res.Y, p.Want)
-			}
-			if res.Stats.JacEvals == 0 || res.Stats.Decompositions < res.Stats.Steps || res.Stats.LinearSolves != 8*(res.Stats.Steps+res.Stats.Rejected) {
-				t.Errorf("%s: stats %+v: want a Jacobian and an LU per step and 8 solves per attempt", p.Name, res.Stats)
-			}
-			t.Logf("%s analytic=%v: %d steps, %d evaluations, %d Jacobians", p.Name, analytic, res.Stats.Steps, res.Stats.FuncEvals, res.Stats.JacEvals)
 		}
 	}
 }
+
+// checkLinearAlgebra checks the counts of Jacobians, factorizations and
+// solves against each method's scheme: Rodas5P takes a Jacobian and an LU
+// per step and 8 solves per attempt; Radau5 factors two matrices at a time,
+// solves both per Newton iteration (three evaluations) and E₁ once or twice
+// for the error estimate, and keeps its Jacobian across steps.
+func checkLinearAlgebra(t *testing.T, m ode.Method, name string, st ode.Stats) {
+	t.Helper()
+	attempts := st.Steps + st.Rejected
+	var ok bool
+	switch m {
+	case ode.Rodas5P:
+		ok = st.JacEvals > 0 && st.Decompositions >= st.Steps && st.LinearSolves == 8*attempts
+	case ode.Radau5:
+		ok = st.JacEvals > 0 && st.JacEvals < st.Steps && st.Decompositions%2 == 0 &&
+			st.LinearSolves >= 3*attempts && st.LinearSolves <= 2*radauMaxNewton*attempts+2*attempts
+	}
+	if !ok {
+		t.Errorf("%s, %s: linear-algebra counts %+v do not fit the method", m.Name(), name, st)
+	}
+}
+
+// radauMaxNewton is radau5.f's NIT, the Newton iterations Radau5 allows.
+const radauMaxNewton = 7
 
 // TestROCK4Parabolic: on the heat equation (exact semi-discrete solution,
 // spectral radius 4(n+1)² ≈ 1.6·10⁵) ROCK4 is accurate with a step set by
@@ -98,10 +124,12 @@ func maxAbs(a, b []float64) float64 {
 	return m
 }
 
-// TestStiffConvergenceOrder measures the order of ROCK4 and Rodas5P with
-// fixed steps on the Brusselator with diffusion (n = 10) over [0, 1], and of
-// ROCK4 at high degree (h·ρ ≈ 260, 28 stages) on the heat equation
-// with n = 80 over [0, 0.4]: the error must fall by 2^p when the step halves.
+// TestStiffConvergenceOrder measures the order of ROCK4, Rodas5P and Radau5
+// with fixed steps on the Brusselator with diffusion (n = 10) over [0, 1],
+// and of ROCK4 at high degree (h·ρ ≈ 260, 28 stages) on the heat equation
+// with n = 80 over [0, 0.4]: the error must fall by 2^p when the step
+// halves. Radau5's Newton iteration stops at a fraction of the tolerance,
+// so it is given a tight one.
 func TestStiffConvergenceOrder(t *testing.T) {
 	br := odetest.Brusselator(10)
 	br.T1 = 1
@@ -112,14 +140,14 @@ func TestStiffConvergenceOrder(t *testing.T) {
 		order float64
 		h     float64
 		p     odetest.Problem
-	}{{ode.ROCK4, 4, 0.05, br}, {ode.Rodas5P, 5, 0.05, br}, {ode.ROCK4, 4, 0.01, heat}} {
+	}{{ode.ROCK4, 4, 0.05, br}, {ode.Rodas5P, 5, 0.05, br}, {ode.Radau5, 5, 0.05, br}, {ode.ROCK4, 4, 0.01, heat}} {
 		want := tc.p.Want
 		if want == nil {
 			want = ref.Y
 		}
 		var errs []float64
 		for _, h := range []float64{tc.h, tc.h / 2, tc.h / 4} {
-			res := solve(t, tc.p.Problem, ode.Settings{Method: tc.m, FixedStep: h})
+			res := solve(t, tc.p.Problem, ode.Settings{Method: tc.m, FixedStep: h, RTol: 1e-10, ATol: 1e-12})
 			errs = append(errs, maxAbs(res.Y, want))
 		}
 		p1, p2 := math.Log2(errs[0]/errs[1]), math.Log2(errs[1]/errs[2])
@@ -132,15 +160,16 @@ func TestStiffConvergenceOrder(t *testing.T) {
 
 // TestStiffDenseOutputAndEvents: on the heat equation the midpoint decays as
 // e^{−μt}, so it crosses half its initial value at exactly t* = ln 2/μ.
-// ROCK4, Rodas5P and Auto locate that event and return the requested output
-// times on their continuous extensions, with the accuracy of the solve.
+// ROCK4, Rodas5P, Radau5 and Auto locate that event and return the
+// requested output times on their continuous extensions, with the accuracy
+// of the solve.
 func TestStiffDenseOutputAndEvents(t *testing.T) {
 	const n = 49 // midpoint x = 1/2 is component 24
 	heat := odetest.Heat(n, 0.1)
 	mu := -math.Log(heat.Want[24]) / heat.T1
 	tStar := math.Ln2 / mu
 	teval := []float64{0.001, 0.003, 0.0071, 0.013, 0.02, 0.07, 0.1}
-	for _, m := range []ode.Method{ode.ROCK4, ode.Rodas5P, ode.Auto} {
+	for _, m := range []ode.Method{ode.ROCK4, ode.Rodas5P, ode.Radau5, ode.Auto} {
 		// Auto's first steps are DOP853's at its stability limit until the
 		// stiffness test has seen 15 of them, where its error control is
 		// erratic (HNW II, IV.2): a looser bound for it.
@@ -163,9 +192,9 @@ func TestStiffDenseOutputAndEvents(t *testing.T) {
 }
 
 // TestAutoSwitches: the Van der Pol oscillator with ε = 10⁻³ is stiff on its
-// slow branches and not during the fast jumps. Auto(DOP853, Rodas5P) and
-// Auto(DOP853, ROCK4) must both use both methods, switch, and agree with
-// DOP853 at a tight tolerance.
+// slow branches and not during the fast jumps. Auto(DOP853, Rodas5P),
+// Auto(DOP853, Radau5) and Auto(DOP853, ROCK4) must all use both methods,
+// switch, and agree with DOP853 at a tight tolerance.
 func TestAutoSwitches(t *testing.T) {
 	vdp := vanDerPolMild()
 	ref := solve(t, vdp, ode.Settings{Method: ode.DOP853, RTol: 1e-13, ATol: 1e-13, MaxSteps: 1e6})
@@ -173,7 +202,11 @@ func TestAutoSwitches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []ode.Method{autoRodas, ode.Auto} {
+	autoRadau, err := ode.NewAuto(ode.DOP853, ode.Radau5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []ode.Method{autoRodas, autoRadau, ode.Auto} {
 		res := solve(t, vdp, ode.Settings{Method: m, RTol: 1e-8, ATol: 1e-8, MaxSteps: 1e6})
 		st := res.Stats
 		if len(st.PerMethod) != 2 || st.PerMethod[0].Steps == 0 || st.PerMethod[1].Steps == 0 || st.Switches < 2 {
@@ -187,9 +220,11 @@ func TestAutoSwitches(t *testing.T) {
 		}
 		t.Logf("%s: %+v", m.Name(), st)
 	}
-	big := ode.Problem{Func: func(_ float64, y, dy []float64) { copy(dy, y) }, T0: 0, T1: 1, Y0: make([]float64, ode.RosenbrockMaxDim+1)}
-	if _, err := ode.Solve(context.Background(), big, ode.Settings{Method: ode.Rodas5P}); err == nil || !strings.Contains(err.Error(), "RosenbrockMaxDim") {
-		t.Errorf("Rodas5P on n = %d: error %v, want one naming RosenbrockMaxDim", len(big.Y0), err)
+	big := ode.Problem{Func: func(_ float64, y, dy []float64) { copy(dy, y) }, T0: 0, T1: 1, Y0: make([]float64, ode.MaxDenseDim+1)}
+	for _, m := range []ode.Method{ode.Rodas5P, ode.Radau5} {
+		if _, err := ode.Solve(context.Background(), big, ode.Settings{Method: m}); err == nil || !strings.Contains(err.Error(), "MaxDenseDim") {
+			t.Errorf("%s on n = %d: error %v, want one naming MaxDenseDim", m.Name(), len(big.Y0), err)
+		}
 	}
 	if _, err := ode.NewAuto(ode.DOP853, ode.DP5); err == nil {
 		t.Error("NewAuto(DOP853, DP5): want an error (DP5 is not a stiff method)")
@@ -198,12 +233,12 @@ func TestAutoSwitches(t *testing.T) {
 
 // TestStiffNoAllocationsPerStep: with a reused Integrator, a solve of many
 // steps allocates no more than one of few (the result only), for ROCK4,
-// Rodas5P and Auto.
+// Rodas5P, Radau5 and Auto.
 func TestStiffNoAllocationsPerStep(t *testing.T) {
 	for _, tc := range []struct {
 		m ode.Method
 		p odetest.Problem
-	}{{ode.ROCK4, odetest.Heat(50, 0.1)}, {ode.Auto, odetest.Heat(50, 0.1)}, {ode.Rodas5P, odetest.HIRES()}} {
+	}{{ode.ROCK4, odetest.Heat(50, 0.1)}, {ode.Auto, odetest.Heat(50, 0.1)}, {ode.Rodas5P, odetest.HIRES()}, {ode.Radau5, odetest.HIRES()}} {
 		in := ode.NewIntegrator(tc.m, len(tc.p.Y0))
 		allocs := func(t1 float64) (float64, int) {
 			p := tc.p.Problem
@@ -253,7 +288,7 @@ func TestSolutionEqualsTEval(t *testing.T) {
 	for i := range teval {
 		teval[i] = vdp.T1 * float64(i) / float64(len(teval)-1)
 	}
-	for _, m := range []ode.Method{ode.DP5, ode.DOP853, ode.ROCK4, ode.Rodas5P, ode.Auto} {
+	for _, m := range []ode.Method{ode.DP5, ode.DOP853, ode.ROCK4, ode.Rodas5P, ode.Radau5, ode.Auto} {
 		res := solve(t, vdp, ode.Settings{Method: m, RTol: 1e-6, ATol: 1e-8, TEval: teval, Dense: true, MaxSteps: 1e6})
 		if m == ode.Auto && res.Stats.Switches < 2 {
 			t.Errorf("Auto switched %d times, want both ways", res.Stats.Switches)
@@ -270,5 +305,21 @@ func TestSolutionEqualsTEval(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRadauFixedStepTooLong: a fixed step across Van der Pol's fast jump
+// (ε = 10⁻⁶, the jump near t = 0.8) cannot be solved by Radau5's simplified
+// Newton iteration with the Jacobian of the step's start; the solve ends
+// with an error that says so, rather than accepting an unconverged step.
+func TestRadauFixedStepTooLong(t *testing.T) {
+	vdp := odetest.VanDerPol().Problem
+	res, err := ode.Solve(context.Background(), vdp, ode.Settings{Method: ode.Radau5, FixedStep: 1})
+	var oe *ode.Error
+	if !errors.As(err, &oe) || oe.Status != ode.StepTooSmall || !strings.Contains(err.Error(), "Newton iteration") {
+		t.Fatalf("error %v, want StepTooSmall naming the Newton iteration", err)
+	}
+	if res == nil || res.Stats.Steps > 1 {
+		t.Errorf("result %+v: want the solve stopped before the jump", res)
 	}
 }

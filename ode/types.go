@@ -12,9 +12,10 @@ type Func func(t float64, y, dydt []float64)
 // Problem is the initial-value problem y' = Func(t, y), y(T0) = Y0, to be
 // solved up to T1. T1 < T0 integrates backwards in time.
 //
-// The optional fields help the stiff methods: Jac for Rodas5P (else the
-// Jacobian is approximated by finite differences), SpectralRadius for ROCK4
-// (else it is estimated by nonlinear power iteration), Autonomous for both.
+// The optional fields help the stiff methods: Jac for Rodas5P and Radau5
+// (else the Jacobian is approximated by finite differences), SpectralRadius
+// for ROCK4 (else it is estimated by nonlinear power iteration), Autonomous
+// for Rodas5P.
 type Problem struct {
 	Func   Func
 	T0, T1 float64

@@ -40,7 +40,7 @@ const (
 )
 
 // Methods are the integrators by their spec name.
-var Methods = map[string]ode.Method{"auto": ode.Auto, "rock4": ode.ROCK4, "rodas5p": ode.Rodas5P,
+var Methods = map[string]ode.Method{"auto": ode.Auto, "rock4": ode.ROCK4, "rodas5p": ode.Rodas5P, "radau5": ode.Radau5,
 	"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
 
 // Input is a file a job read, with its SHA-256, for the sidecar.
@@ -292,7 +292,7 @@ func (s *Spec) resolveOutput() error {
 	s.def("method", func() { s.Method = "auto" })
 	method, ok := Methods[s.Method]
 	if !ok {
-		return fmt.Errorf("-method = %q, want auto, rock4, rodas5p, dop853, dp5 or tsit5", s.Method)
+		return fmt.Errorf("-method = %q, want auto, rock4, rodas5p, radau5, dop853, dp5 or tsit5", s.Method)
 	}
 	defRTol, defATol := flow.DefaultTolerances(method)
 	s.def("rtol", func() { s.RTol = defRTol })

@@ -146,7 +146,7 @@ var Fields = []Field{
 		ptr: func(s *Spec) any { return &s.Samples }},
 	{Name: "grid", Group: Solver, Also: []Group{Train}, Usage: "output times: drops (⌊S/2⌋ points equally spaced in time from 0 to T, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
 		ptr: func(s *Spec) any { return &s.Grid }},
-	{Name: "method", Group: Solver, Also: []Group{Train}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), rock4, rodas5p (dense LU: small D), dop853, dp5 or tsit5 (default auto)",
+	{Name: "method", Group: Solver, Also: []Group{Train}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5 (default auto)",
 		ptr: func(s *Spec) any { return &s.Method }},
 	{Name: "rtol", Group: Solver, Also: []Group{Train}, Usage: "relative tolerance in (0, 1) (default 1e-8; 1e-10 for dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.RTol }},
