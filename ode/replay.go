@@ -86,7 +86,9 @@ func (s *Solution) compact() {
 		for wo+length > cap(s.blocks[wb]) {
 			// Capacities vary (a step longer than solutionBlockMax has a
 			// block of its own); the step's own block always fits it, and
-			// the blocks skipped have been read.
+			// the blocks skipped have been read. A block left ends where
+			// its last step does.
+			s.blocks[wb] = s.blocks[wb][:wo]
 			wb, wo = wb+1, 0
 		}
 		src := s.blocks[l.block][int(l.off) : int(l.off)+length]

@@ -147,3 +147,60 @@ func TestThinMixedBlockSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestThinRandomLayouts stores random sequences of steps (explicit steps of
+// 3–7 vectors, of sizes below and above solutionBlockMax, and runs of
+// Hermite steps), thins them to shrinking limits while more steps arrive,
+// as a long solve does, and checks after every compaction that each step
+// that keeps its values still reads them: y (and the vectors) equal to the
+// step's start time, which is what was stored.
+func TestThinRandomLayouts(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 0))
+		n := 500 + rng.IntN(20000)
+		s := newSolution(n, 1, func(_ float64, y, dy []float64) { copy(dy, y) })
+		vec := func(c float64) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = c
+			}
+			return v
+		}
+		tt := 0.0
+		for round := 0; round < 4; round++ {
+			for i := 0; i < 60; i++ {
+				if rng.IntN(4) == 0 {
+					rk := make([][]float64, 3+rng.IntN(5))
+					for j := range rk {
+						rk[j] = vec(tt)
+					}
+					s.add(tt, 1, tt+1, vec(tt), vec(tt), vec(tt+1), rk)
+				} else {
+					s.addHermite(tt, 1, tt+1, 1, 1, vec(tt), vec(tt+1))
+				}
+				tt++
+			}
+			s.thin(s.size * (2 + rng.IntN(2)) / 4)
+			for k, l := range s.loc {
+				if l.vecs == hermiteBare {
+					continue
+				}
+				want := s.t0[k]
+				length := n
+				if l.vecs >= 0 {
+					length = n * (2 + int(l.vecs))
+				}
+				data := s.values(k)
+				if len(data) < length {
+					t.Fatalf("seed %d, round %d: step %d reads %d values, stored %d", seed, round, k, len(data), length)
+				}
+				for _, i := range []int{0, length - 1} {
+					if data[i] != want {
+						t.Fatalf("seed %d, round %d: step %d value %d = %v, want %v", seed, round, k, i, data[i], want)
+					}
+				}
+			}
+		}
+		s.endSolve()
+	}
+}
