@@ -202,12 +202,9 @@ func checkOutput(out, def string) (string, error) {
 // the default and the allowed range.
 func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
-		typ := "string"
-		switch v := f.Value.(type) {
-		case *spec.Value:
+		typ, _ := flag.UnquoteUsage(f) // the flag package's name of its type: int, float, string, "" for bool
+		if v, ok := f.Value.(*spec.Value); ok {
 			typ = v.Type()
-		case interface{ IsBoolFlag() bool }:
-			typ = ""
 		}
 		def := ""
 		if f.DefValue != "" && f.DefValue != "false" {

@@ -615,6 +615,13 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	}
+	// The flags of the flag package's own types are listed with them.
+	code, stdout, _ := runCLI(t, "sweep", "-h")
+	for _, want := range []string{"\n  -j int\n", "\n  -o string\n", "\n  -q\n"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("sweep -h: exit %d, want %q in\n%s", code, want, stdout)
+		}
+	}
 }
 
 // TestInitFile: weights given with -init reproduce the run they came from:
