@@ -386,12 +386,18 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []fl
 	}
 	if len(o.transitions) > 0 {
 		fmt.Fprintf(w, "\n%-8s %-14s %-14s %s\n", "drop", "t_m observed", "t_m predicted", predictionNote(s))
+		missing := false
 		for i, tn := range o.transitions {
 			p := "—"
 			if !math.IsNaN(pred[i]) {
 				p = fmt.Sprintf("%.6g", pred[i])
+			} else {
+				missing = true
 			}
 			fmt.Fprintf(w, "m=%-6d %-14.6g %-14s\n", tn.M, tn.T, p)
+		}
+		if missing && s.Model.Kind == flow.Separate && s.Model.R == 1 {
+			fmt.Fprintf(w, "—: the 1-D theory started at t_{m−1} gives no estimate for this drop (see linattn reduced)\n")
 		}
 	}
 	final := o.samples.loss[len(o.samples.loss)-1]
