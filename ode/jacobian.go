@@ -9,9 +9,10 @@ import (
 )
 
 // MaxDenseDim is the largest state dimension accepted by the methods that
-// factor a dense n × n iteration matrix (Rodas5P, Radau5): one LU of a
-// dense 3000 × 3000 matrix takes seconds. Larger problems with a real
-// spectrum are ROCK4's (or Auto's).
+// factor dense iteration matrices: Rodas5P one n × n matrix, Radau5 one
+// n × n and one 2n × 2n (290 MB and 8 times the work at n = 3000), each
+// LU taking seconds at this size. Larger problems with a real spectrum are
+// ROCK4's (or Auto's).
 const MaxDenseDim = 3000
 
 // denseJacobian is the Jacobian ∂f/∂y of the methods that factor it,

@@ -2,7 +2,8 @@ package ode
 
 // Method is an integration method: an explicit Runge–Kutta pair (*RK: DP5,
 // Tsit5, DOP853 or one built by NewRK), the stabilized explicit method
-// ROCK4, the Rosenbrock method Rodas5P, or an automatic switch between a
+// ROCK4, the Rosenbrock method Rodas5P, the collocation method Radau5, or
+// an automatic switch between a
 // non-stiff and a stiff method (NewAuto). The set is closed: methods are
 // values of this package.
 type Method interface {
@@ -64,13 +65,14 @@ type controllerDefaults struct {
 // safety factor depends on the iterations it took.
 type newtonStepper interface {
 	// newton reports the last attempt: the factor ≤ 1 by which to lower
-	// the controller's safety factor and, when the iteration failed, the
-	// factor by which to shrink the step (else 0).
-	newton() (safetyScale, shrink float64)
+	// the controller's safety factor and, when the attempt is rejected with
+	// a step factor of the method's own (a failed iteration, a rejected
+	// first step), that factor (else 0).
+	newton() (safetyScale, rejectScale float64)
 }
 
 // newtonOutcome is s.newton() for a newtonStepper, else (1, 0).
-func newtonOutcome(s stepper) (safetyScale, shrink float64) {
+func newtonOutcome(s stepper) (safetyScale, rejectScale float64) {
 	if ns, ok := s.(newtonStepper); ok {
 		return ns.newton()
 	}

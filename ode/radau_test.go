@@ -26,9 +26,9 @@ func radauIIA() *mat.Dense {
 //   - T and T⁻¹ are inverse to each other and T⁻¹A⁻¹T is
 //     [[γ̂, 0, 0], [0, α̂, −β̂], [0, β̂, α̂]] (eq. 8.16–8.18), the form the
 //     Newton iteration's two systems assume;
-//   - the error estimate's weights dd give, with γ₀ = 1/γ̂ on f(t, y), an
-//     embedded formula ŷ = y₀ + γ₀h f(t₀, y₀) + Σ (b_j + γ₀(dd·A)_j)h f_j of
-//     order 3 (eq. 8.19): (dd·A)·1 = −1, (dd·A)·c = (dd·A)·c² = 0.
+//   - the error estimate's weights e give, with γ₀ = 1/γ̂ on f(t, y), an
+//     embedded formula ŷ = y₀ + γ₀h f(t₀, y₀) + Σ (b_j + γ₀(e·A)_j)h f_j of
+//     order 3 (eq. 8.19): (e·A)·1 = −1, (e·A)·c = (e·A)·c² = 0.
 func TestRadauCoefficients(t *testing.T) {
 	a := radauIIA()
 	c := []float64{radauC1, radauC2, 1}
@@ -80,19 +80,19 @@ func TestRadauCoefficients(t *testing.T) {
 		t.Errorf("T⁻¹A⁻¹T =\n%v\nwant\n%v", mat.Formatted(&blk), mat.Formatted(want))
 	}
 
-	var dda [3]float64
+	var ea [3]float64
 	for j := 0; j < 3; j++ {
 		for i := 0; i < 3; i++ {
-			dda[j] += radauDD[i] * a.At(i, j)
+			ea[j] += radauErrWeights[i] * a.At(i, j)
 		}
 	}
 	for k, want := range []float64{-1, 0, 0} {
 		var sum float64
 		for j := 0; j < 3; j++ {
-			sum += dda[j] * math.Pow(c[j], float64(k))
+			sum += ea[j] * math.Pow(c[j], float64(k))
 		}
 		if math.Abs(sum-want) > 1e-13 {
-			t.Errorf("error estimate: (dd·A)·c^%d = %.17g, want %g", k, sum, want)
+			t.Errorf("error estimate: (e·A)·c^%d = %.17g, want %g", k, sum, want)
 		}
 	}
 }
@@ -103,4 +103,32 @@ func eye(n int) *mat.Dense {
 		m.Set(i, i, 1)
 	}
 	return m
+}
+
+// TestNewtonSafety: Radau5's safety factor is radau5.f's
+// FAC = min(SAFE, SAFE·(1 + 2·NIT)/(NEWT + 2·NIT)), applied by the
+// controller to the error-based proposal after an acceptance and to the
+// retry after a rejection: 0.9 after 1 iteration, 0.9·15/16 after 2, 0.9·15/21 after 7.
+func TestNewtonSafety(t *testing.T) {
+	for _, tc := range []struct {
+		iterations int
+		want       float64
+	}{{1, 1}, {2, 15.0 / 16}, {7, 15.0 / 21}} {
+		st := radauStepper{iterations: tc.iterations}
+		if got, _ := st.newton(); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("%d iterations: safety scale %v, want %v", tc.iterations, got, tc.want)
+		}
+	}
+	c, err := newController(radau5{}.newStepper(NewIntegrator(Radau5, 1)).controller(), Controller{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// First acceptance: only the error-based factor 0.9·s·err^(−1/4).
+	const errNorm = 0.5
+	if got, want := c.accept(1, errNorm, false, 15.0/21), 0.9*15/21*math.Pow(errNorm, -0.25); math.Abs(got-want) > 1e-15 {
+		t.Errorf("accept: next step %v, want %v", got, want)
+	}
+	if got, want := c.reject(1, 16, 15.0/21), 0.9*15/21*0.5; math.Abs(got-want) > 1e-15 {
+		t.Errorf("reject: next step %v, want %v", got, want)
+	}
 }

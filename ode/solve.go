@@ -200,7 +200,7 @@ func (r *run) loop() (*Result, error) {
 			return r.fail(h, st, cause, nil)
 		}
 		errNorm := in.st.attempt(r.t, h)
-		safetyScale, shrink := newtonOutcome(in.st)
+		safetyScale, rejectScale := newtonOutcome(in.st)
 		active := in.st.active()
 		r.attribute(active)
 		ctl := &r.ctls[active]
@@ -209,7 +209,7 @@ func (r *run) loop() (*Result, error) {
 			lastActive = active
 		}
 		if s.FixedStep > 0 {
-			if shrink > 0 {
+			if rejectScale > 0 {
 				return r.fail(h, StepTooSmall, fmt.Sprintf("Settings.FixedStep = %g is too long for %s's Newton iteration to converge", s.FixedStep, in.m.Name()), nil)
 			}
 			if !finite(errNorm) || !allFinite(in.ynew) {
@@ -222,8 +222,8 @@ func (r *run) loop() (*Result, error) {
 			in.stats.PerMethod[active].Rejected++
 			rejected, nonFinite = true, !finite(errNorm)
 			switch {
-			case shrink > 0: // the Newton iteration failed: no error estimate
-				r.h = h * shrink
+			case rejectScale > 0: // the method's own factor (Radau5)
+				r.h = h * rejectScale
 			case nonFinite:
 				r.h = h * 0.1
 			default:

@@ -87,6 +87,7 @@ func BenchmarkWorkPrecisionStiff(b *testing.B) {
 	for _, p := range []odetest.Problem{odetest.Robertson(), odetest.VanDerPol()} {
 		for _, m := range []ode.Method{ode.Radau5, ode.Rodas5P} {
 			b.Run(p.Name+"/"+m.Name(), func(b *testing.B) {
+				b.ReportAllocs()
 				var ours []wpPoint
 				for i := 0; i < b.N; i++ {
 					ours = ours[:0]
