@@ -43,7 +43,7 @@ func (l *Linearization) At(y []float64) {
 	l.s.checkLen("y", y)
 	copy(l.y, y)
 	l.s.effectiveMap(y)
-	l.s.residual(l.g, l.s.scr.m, true)
+	l.s.residual(l.g, nil, l.s.scr.m, 1, true)
 }
 
 // Dense writes J at the current point into jac, row-major n × n,
@@ -101,7 +101,7 @@ func (l *Linearization) Apply(dst, dy []float64) {
 				dm[c] += dy[i]*u[c] + y[i]*du[c]
 			}
 		}
-		s.residual(dg, dm, false)
+		s.residual(dg, nil, dm, 1, false)
 		for i := 0; i < h; i++ {
 			u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
 			out := dst[h+i*dd : h+(i+1)*dd]
@@ -128,7 +128,7 @@ func (l *Linearization) Apply(dst, dy []float64) {
 			}
 		}
 	}
-	s.residual(dg, dm, false)
+	s.residual(dg, nil, dm, 1, false)
 	mv := func(out, mtx, x []float64, trans bool) {
 		t := blas.NoTrans
 		if trans {

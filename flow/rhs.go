@@ -60,21 +60,28 @@ func (s *System) Func() func(t float64, y, dydt []float64) {
 	return func(_ float64, y, dydt []float64) { s.DerivEigen(dydt, y) }
 }
 
-// residual sets g = Λ² − A M Λ, the residual of the effective map m, or
-// with withLam2 false its linear part −A m Λ (the change δG of the residual
-// under a change m of M). Λ and A are diagonal in eigen coordinates.
-func (s *System) residual(g, m []float64, withLam2 bool) {
+// residual sets g = c·(Λ² − A M Λ), the residual of the effective map m
+// scaled by c, or with withLam2 false its linear part −c·A m Λ (the change
+// δG of the residual under a change m of M). Λ and A are diagonal in eigen
+// coordinates. If gt is not nil it also receives gᵀ.
+func (s *System) residual(g, gt, m []float64, c float64, withLam2 bool) {
 	d := s.d
 	lam, a := s.Data.lambda, s.Data.a
 	for i := 0; i < d; i++ {
 		row := m[i*d : (i+1)*d]
 		grow := g[i*d : (i+1)*d]
-		ai := a[i]
+		lam := lam[:len(row)]
+		ci := -c * a[i]
 		for j, mij := range row {
-			grow[j] = -ai * mij * lam[j]
+			grow[j] = ci * mij * lam[j]
 		}
 		if withLam2 {
-			grow[i] += s.lam2[i]
+			grow[i] += c * s.lam2[i]
+		}
+		if gt != nil {
+			for j, gij := range grow {
+				gt[j*d+i] = gij
+			}
 		}
 	}
 }
@@ -105,7 +112,7 @@ func (s *System) derivMerged(dydt, y []float64) {
 	d, h := s.d, s.Model.H
 	dd := d * d
 	s.effectiveMap(y)
-	s.residual(s.scr.g, s.scr.m, true)
+	s.residual(s.scr.g, nil, s.scr.m, 1, true)
 	invTau := 1 / s.Model.Tau
 	impl.Dgemv(blas.NoTrans, h, dd, invTau, y[h:], dd, s.scr.g, 1, 0, dydt[:h], 1)
 	for i := 0; i < h; i++ {
@@ -117,6 +124,11 @@ func (s *System) derivMerged(dydt, y []float64) {
 	}
 }
 
+// derivSeparate: with G the residual, dv_i = k_iᵀ G q_i/τ,
+// dk_i = v_i G q_i/τ and dq_i = v_i Gᵀ k_i/τ (docs/math.md). G/τ and its
+// transpose are formed once; dk is the product (diag(v)Q)(G/τ)ᵀ, whose
+// left factor effectiveMap made, and S = K(G/τ), rows Gᵀk_i/τ, gives dq_i =
+// v_i S_i and dv_i = q_i·S_i.
 func (s *System) derivSeparate(dydt, y []float64) {
 	d, h, r := s.d, s.Model.H, s.Model.R
 	hr := h * r
@@ -125,32 +137,24 @@ func (s *System) derivSeparate(dydt, y []float64) {
 	dk := dydt[h : h+hr*d]
 	dq := dydt[h+hr*d:]
 	s.effectiveMap(y)
-	s.residual(s.scr.g, s.scr.m, true)
-	// P = Q Gᵀ (rows G q) into dk; S = K G (rows Gᵀ k) into dq.
 	g, gt := s.scr.g, s.scr.gt
-	for i := 0; i < d; i++ {
-		for j := 0; j < d; j++ {
-			gt[j*d+i] = g[i*d+j]
-		}
-	}
-	gemm.Mul(hr, d, d, q, gt, dk)
+	s.residual(g, gt, s.scr.m, 1/s.Model.Tau, true)
+	gemm.Mul(hr, d, d, s.scr.vq, gt, dk)
 	gemm.Mul(hr, d, d, k, g, dq)
-	invTau := 1 / s.Model.Tau
 	for i := 0; i < h; i++ {
 		var dv float64
-		c := y[i] * invTau
+		vi := y[i]
 		for rr := 0; rr < r; rr++ {
 			row := (i*r + rr) * d
-			krow := k[row : row+d]
-			prow := dk[row : row+d]
+			qrow := q[row : row+d]
 			srow := dq[row : row+d]
-			for j, p := range prow {
-				dv += krow[j] * p
-				prow[j] = c * p
-				srow[j] *= c
+			qrow = qrow[:len(srow)]
+			for j, sj := range srow {
+				dv += qrow[j] * sj
+				srow[j] = vi * sj
 			}
 		}
-		dydt[i] = dv * invTau
+		dydt[i] = dv
 	}
 }
 
