@@ -6,8 +6,9 @@
 // assembly kernel that keeps the block in eight vector registers and adds
 // one rank-1 update per term of the sum (the register blocking of BLIS's
 // micro-kernels: F. G. Van Zee and R. A. van de Geijn, BLIS, ACM TOMS 41
-// (2015) 14); the rows and columns left over, and other processors, use
-// plain loops with 2×4 register blocks. Each element of C is a sum over the
+// (2015) 14), and 4×16 blocks by the same kernel with AVX-512 registers
+// where the processor has them; the rows and columns left over, and other
+// processors, use plain loops with 2×4 register blocks. Each element of C is a sum over the
 // inner index in increasing order; inside the kernel's blocks the products
 // are added with fused multiply–adds, at the edges (the last m mod 4 rows
 // and n mod 8 columns) and on other processors without, so the last bits
@@ -24,8 +25,12 @@ func Mul(m, n, k int, a, b, c []float64) {
 	m4, n8 := 0, 0
 	if useKernel {
 		m4, n8 = m-m%4, n-n%8
+		n16 := blocks16(n)
 		for i := 0; i < m4; i += 4 {
-			for j := 0; j < n8; j += 8 {
+			for j := 0; j < n16; j += 16 {
+				kernel4x16(k, &a[i*k], k, &b[j], n, &c[i*n+j], n)
+			}
+			for j := n16; j < n8; j += 8 {
 				kernel4x8(k, &a[i*k], k, &b[j], n, &c[i*n+j], n)
 			}
 		}
@@ -37,6 +42,15 @@ func Mul(m, n, k int, a, b, c []float64) {
 	if m4 < m {
 		loops(m-m4, n, k, a[m4*k:], k, b, n, c[m4*n:], n)
 	}
+}
+
+// blocks16 returns the columns the 4×16 kernels cover: the multiple of 16
+// below n where the processor has AVX-512, else none.
+func blocks16(n int) int {
+	if !useKernel16 {
+		return 0
+	}
+	return n - n%16
 }
 
 // trivial checks the lengths and handles the products with nothing to sum,
@@ -60,8 +74,12 @@ func MulTA(m, n, k int, a, b, c []float64) {
 	m4, n8 := 0, 0
 	if useKernel {
 		m4, n8 = m-m%4, n-n%8
+		n16 := blocks16(n)
 		for i := 0; i < m4; i += 4 {
-			for j := 0; j < n8; j += 8 {
+			for j := 0; j < n16; j += 16 {
+				kernelT4x16(k, &a[i], m, &b[j], n, &c[i*n+j], n)
+			}
+			for j := n16; j < n8; j += 8 {
 				kernelT4x8(k, &a[i], m, &b[j], n, &c[i*n+j], n)
 			}
 		}

@@ -37,12 +37,13 @@ func fill(rng *rand.Rand, n int, integer bool) []float64 {
 	return v
 }
 
-// shapes covers the kernel's blocks and every remainder of rows (mod 4) and
-// columns (mod 8), and the shapes of the flow (D = 16, 32 with H = D).
+// shapes covers the kernels' blocks and every remainder of rows (mod 4) and
+// columns (mod 8 and mod 16), and the shapes of the flow (D = 16, 32, 64
+// with H = D).
 var shapes = func() [][3]int {
 	var s [][3]int
 	for _, m := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
-		for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 24} {
+		for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 40, 47} {
 			for _, k := range []int{1, 2, 5, 16} {
 				s = append(s, [3]int{m, n, k})
 			}
@@ -51,18 +52,57 @@ var shapes = func() [][3]int {
 	return append(s, [3]int{16, 16, 16}, [3]int{32, 32, 32}, [3]int{64, 64, 64}, [3]int{33, 40, 7})
 }()
 
+// kernelConfigs are the kernels a test runs with: those the processor has
+// (AVX-512 and AVX2), AVX2 alone, and none.
+var kernelConfigs = []struct{ k8, k16 bool }{{useKernel, useKernel16}, {useKernel, false}, {false, false}}
+
+// withKernels runs f with the kernels of config c switched on.
+func withKernels(t *testing.T, c struct{ k8, k16 bool }, f func(t *testing.T)) {
+	t.Run(fmt.Sprintf("avx2=%v,avx512=%v", c.k8, c.k16), func(t *testing.T) {
+		s8, s16 := useKernel, useKernel16
+		useKernel, useKernel16 = c.k8, c.k16
+		defer func() { useKernel, useKernel16 = s8, s16 }()
+		f(t)
+	})
+}
+
 func TestMulExactOnIntegers(t *testing.T) {
 	// Products and sums of small integers are exact in floating point, so
 	// the kernels (with fused multiply–adds) and the plain loops must give
 	// exactly the textbook result; MulTA(a) must equal Mul(aᵀ). Run with
-	// the kernel, where the processor has it, and without.
-	for _, kernel := range []bool{useKernel, false} {
-		t.Run(fmt.Sprintf("kernel=%v", kernel), func(t *testing.T) {
-			saved := useKernel
-			useKernel = kernel
-			defer func() { useKernel = saved }()
-			mulExactOnIntegers(t)
-		})
+	// the kernels the processor has, and without.
+	for _, c := range kernelConfigs {
+		withKernels(t, c, mulExactOnIntegers)
+	}
+}
+
+// TestKernel16SameBits: the AVX-512 kernels add the same fused
+// multiply–adds per element, in the same order, as the AVX2 kernels, so on
+// random (inexact) values the products agree bit for bit.
+func TestKernel16SameBits(t *testing.T) {
+	if !useKernel16 {
+		t.Skip("skipped: this processor has no AVX-512F (the 4×16 kernels are not used)")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sh := range [][3]int{{64, 64, 64}, {32, 48, 17}, {8, 16, 100}} {
+		m, n, k := sh[0], sh[1], sh[2]
+		a, b := fill(rng, m*k, false), fill(rng, k*n, false)
+		c16, c8 := make([]float64, m*n), make([]float64, m*n)
+		for _, transA := range []bool{false, true} {
+			mul := Mul
+			if transA {
+				mul = MulTA
+			}
+			mul(m, n, k, a, b, c16)
+			useKernel16 = false
+			mul(m, n, k, a, b, c8)
+			useKernel16 = true
+			for i := range c16 {
+				if math.Float64bits(c16[i]) != math.Float64bits(c8[i]) {
+					t.Fatalf("transA %v, %d×%d×%d: c[%d] = %v with AVX-512, %v with AVX2", transA, m, n, k, i, c16[i], c8[i])
+				}
+			}
+		}
 	}
 }
 

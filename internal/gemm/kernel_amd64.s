@@ -129,3 +129,98 @@ loopT:
 	STORE_BLOCK
 	VZEROUPPER
 	RET
+
+// The 4×16 block of C in Z0..Z7, two registers per row (AVX-512F; VPXORQ,
+// as VXORPD on Z registers needs AVX512DQ).
+#define ZERO_BLOCK16 \
+	VPXORQ Z0, Z0, Z0 \
+	VPXORQ Z1, Z1, Z1 \
+	VPXORQ Z2, Z2, Z2 \
+	VPXORQ Z3, Z3, Z3 \
+	VPXORQ Z4, Z4, Z4 \
+	VPXORQ Z5, Z5, Z5 \
+	VPXORQ Z6, Z6, Z6 \
+	VPXORQ Z7, Z7, Z7
+
+#define STORE_BLOCK16 \
+	VMOVUPD Z0, (DX)   \
+	VMOVUPD Z1, 64(DX) \
+	ADDQ    R10, DX    \
+	VMOVUPD Z2, (DX)   \
+	VMOVUPD Z3, 64(DX) \
+	ADDQ    R10, DX    \
+	VMOVUPD Z4, (DX)   \
+	VMOVUPD Z5, 64(DX) \
+	ADDQ    R10, DX    \
+	VMOVUPD Z6, (DX)   \
+	VMOVUPD Z7, 64(DX)
+
+// func kernel4x16(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+//
+// kernel4x8 with AVX-512 registers: Z0..Z7 hold the 4×16 block of C, and
+// each term of the sum is the same fused multiply–add per element, in the
+// same order, so the two kernels give the same bits.
+TEXT ·kernel4x16(SB), NOSPLIT, $0-56
+	LOAD_ARGS
+	LEAQ (SI)(R8*1), R11
+	LEAQ (R11)(R8*1), R12
+	LEAQ (R12)(R8*1), R13
+	ZERO_BLOCK16
+
+loop16:
+	VMOVUPD      (DI), Z8
+	VMOVUPD      64(DI), Z9
+	VBROADCASTSD (SI), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Z9, Z10, Z1
+	VBROADCASTSD (R11), Z11
+	VFMADD231PD  Z8, Z11, Z2
+	VFMADD231PD  Z9, Z11, Z3
+	VBROADCASTSD (R12), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VBROADCASTSD (R13), Z13
+	VFMADD231PD  Z8, Z13, Z6
+	VFMADD231PD  Z9, Z13, Z7
+	ADDQ         $8, SI
+	ADDQ         $8, R11
+	ADDQ         $8, R12
+	ADDQ         $8, R13
+	ADDQ         R9, DI
+	DECQ         CX
+	JNZ          loop16
+
+	STORE_BLOCK16
+	VZEROUPPER
+	RET
+
+// func kernelT4x16(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+//
+// kernelT4x8 with AVX-512 registers, as kernel4x16.
+TEXT ·kernelT4x16(SB), NOSPLIT, $0-56
+	LOAD_ARGS
+	ZERO_BLOCK16
+
+loopT16:
+	VMOVUPD      (DI), Z8
+	VMOVUPD      64(DI), Z9
+	VBROADCASTSD (SI), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Z9, Z10, Z1
+	VBROADCASTSD 8(SI), Z11
+	VFMADD231PD  Z8, Z11, Z2
+	VFMADD231PD  Z9, Z11, Z3
+	VBROADCASTSD 16(SI), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VBROADCASTSD 24(SI), Z13
+	VFMADD231PD  Z8, Z13, Z6
+	VFMADD231PD  Z9, Z13, Z7
+	ADDQ         R8, SI
+	ADDQ         R9, DI
+	DECQ         CX
+	JNZ          loopT16
+
+	STORE_BLOCK16
+	VZEROUPPER
+	RET

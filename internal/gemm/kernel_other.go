@@ -2,12 +2,20 @@
 
 package gemm
 
-var useKernel = false
+var useKernel, useKernel16 = false, false
 
 func kernel4x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
 	panic("gemm: no kernel on this platform")
 }
 
 func kernelT4x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	panic("gemm: no kernel on this platform")
+}
+
+func kernel4x16(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	panic("gemm: no kernel on this platform")
+}
+
+func kernelT4x16(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
 	panic("gemm: no kernel on this platform")
 }
