@@ -115,10 +115,10 @@ type radauStepper struct {
 	retry bool         // the last attempt was rejected
 
 	// The Newton iteration (HNW II, IV.8, eq. 8.12–8.15): its stopping
-	// tolerance κ·rtol-scaled (radau5.f's FNEWT), the factor η = θ/(1−θ)
-	// of the stopping test η‖ΔZ‖ ≤ tol, carried from step to step
-	// (FACCON), its contraction rate θ, and its iterations in the last
-	// attempt.
+	// tolerance in units of the error weights (radau5.f's FNEWT), the
+	// factor η = θ/(1−θ) of the stopping test η‖ΔZ‖ ≤ tol, carried from
+	// step to step (FACCON), its contraction rate θ, and its iterations in
+	// the last attempt.
 	newtonTol, eta, theta float64
 	iterations            int
 	rejectScale           float64 // the stepper's factor for a rejected attempt, else 0

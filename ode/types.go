@@ -96,9 +96,11 @@ type Settings struct {
 // than h right after a rejection; a step with err > 1 is retried with
 // h·max(MinScale, Safety·err^−Beta1). With Beta2 > 0 this is the PI
 // controller of Gustafsson (HNW II, IV.2; dopri5.f); ROCK4 uses it too, with
-// its own exponents. Rodas5P uses Gustafsson's predictive controller
-// (HNW II, IV.8, eq. 8.21) as rodas.f does; for it Beta1, Beta2 and Integral
-// are ignored.
+// its own exponents. Rodas5P and Radau5 use Gustafsson's predictive
+// controller (HNW II, IV.8, eq. 8.21) as rodas.f and radau5.f do; for them
+// Beta1, Beta2 and Integral are ignored. Radau5 lowers Safety after steps
+// that took many Newton iterations and shrinks the step by its own factors
+// when the iteration fails (radau5.f).
 type Controller struct {
 	Safety   float64 // default 0.9
 	MinScale float64 // default: the method's (0.2 for DP5)
