@@ -108,7 +108,23 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 	if reads[Solver] || reads[Train] {
 		job.Method = Methods[s.Method]
 	}
+	if reads[Solver] {
+		if err := job.checkDenseMethod(); err != nil {
+			return nil, err
+		}
+	}
 	return job, nil
+}
+
+// checkDenseMethod refuses the methods that factor dense matrices of the
+// state's size (ode.MaxDenseDim) for larger states.
+func (job *Job) checkDenseMethod() error {
+	n := job.System.Len()
+	if (job.Method == ode.Rodas5P || job.Method == ode.Radau5) && n > ode.MaxDenseDim {
+		return fmt.Errorf("-method = %s factors dense matrices of the state's size, at most %d; here D = %d, H = %d give %d: use auto or rock4",
+			job.Spec.Method, ode.MaxDenseDim, job.Spec.D, job.Spec.H, n)
+	}
+	return nil
 }
 
 // def sets the field name by set unless it was given, and marks it given.
