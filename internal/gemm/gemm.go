@@ -22,19 +22,7 @@ func Mul(m, n, k int, a, b, c []float64) {
 	if trivial(m, n, k, a, b, c) {
 		return
 	}
-	m4, n8 := 0, 0
-	if useKernel {
-		m4, n8 = m-m%4, n-n%8
-		n16 := blocks16(n)
-		for i := 0; i < m4; i += 4 {
-			for j := 0; j < n16; j += 16 {
-				kernel4x16(k, &a[i*k], k, &b[j], n, &c[i*n+j], n)
-			}
-			for j := n16; j < n8; j += 8 {
-				kernel4x8(k, &a[i*k], k, &b[j], n, &c[i*n+j], n)
-			}
-		}
-	}
+	m4, n8 := kernelBlocks(m, n, k, a, k, k, b, c, kernel4x16, kernel4x8)
 	// The right edge (columns n8..n of rows 0..m4) and the bottom rows.
 	if n8 < n {
 		loops(m4, n-n8, k, a, k, b[n8:], n, c[n8:], n)
@@ -42,6 +30,32 @@ func Mul(m, n, k int, a, b, c []float64) {
 	if m4 < m {
 		loops(m-m4, n, k, a[m4*k:], k, b, n, c[m4*n:], n)
 	}
+}
+
+// kernelFunc is the signature of the assembly kernels: the 4×8 or 4×16
+// block at c of the product of the block rows at a and columns at b.
+type kernelFunc func(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// kernelBlocks computes the blocks of the m×n product c that the kernels
+// cover, with k16 on 4×16 blocks where the processor has AVX-512 and k8 on
+// the 4×8 ones left, and returns the rows m4 and columns n8 covered. Block
+// row i of the left factor starts at a[i·aStep], with leading dimension
+// lda (Mul: aStep = lda = k; MulTA, which reads aᵀ: aStep = 1, lda = m).
+func kernelBlocks(m, n, k int, a []float64, aStep, lda int, b, c []float64, k16, k8 kernelFunc) (m4, n8 int) {
+	if !useKernel {
+		return 0, 0
+	}
+	m4, n8 = m-m%4, n-n%8
+	n16 := blocks16(n)
+	for i := 0; i < m4; i += 4 {
+		for j := 0; j < n16; j += 16 {
+			k16(k, &a[i*aStep], lda, &b[j], n, &c[i*n+j], n)
+		}
+		for j := n16; j < n8; j += 8 {
+			k8(k, &a[i*aStep], lda, &b[j], n, &c[i*n+j], n)
+		}
+	}
+	return m4, n8
 }
 
 // blocks16 returns the columns the 4×16 kernels cover: the multiple of 16
@@ -71,19 +85,7 @@ func MulTA(m, n, k int, a, b, c []float64) {
 	if trivial(m, n, k, a, b, c) {
 		return
 	}
-	m4, n8 := 0, 0
-	if useKernel {
-		m4, n8 = m-m%4, n-n%8
-		n16 := blocks16(n)
-		for i := 0; i < m4; i += 4 {
-			for j := 0; j < n16; j += 16 {
-				kernelT4x16(k, &a[i], m, &b[j], n, &c[i*n+j], n)
-			}
-			for j := n16; j < n8; j += 8 {
-				kernelT4x8(k, &a[i], m, &b[j], n, &c[i*n+j], n)
-			}
-		}
-	}
+	m4, n8 := kernelBlocks(m, n, k, a, 1, m, b, c, kernelT4x16, kernelT4x8)
 	loopsTA(0, m4, n8, n, k, a, m, b, n, c, n)
 	loopsTA(m4, m, 0, n, k, a, m, b, n, c, n)
 }
