@@ -249,18 +249,7 @@ func TestTrainInterrupt(t *testing.T) {
 	}
 	defer func() { testHookStep = nil }()
 	code, stdout, stderr := runCLIContext(t, ctx, append(smallTrain, "-o", out)...)
-	if code != ExitInterrupted || !strings.Contains(stdout, "INCOMPLETE") {
-		t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
-	}
-	meta := sidecarOf(t, out)["meta"].(map[string]any)
-	if meta["complete"] != false || !strings.HasPrefix(meta["status"].(string), "interrupted") {
-		t.Errorf("sidecar: complete %v, status %v", meta["complete"], meta["status"])
-	}
-	r, err := npz.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := checkInterrupted(t, out, code, stdout, stderr)
 	if ts := readFloats(t, r, "t"); ts[len(ts)-1] != 200 {
 		t.Errorf("samples end at t = %v, want 200 (step 200)", ts[len(ts)-1])
 	}
