@@ -98,34 +98,14 @@ const (
 // room for it in every cell (the titles are drawn by drawExtras).
 func (f *Figure) cells(dc draw.Canvas) [][]draw.Canvas {
 	rows := len(f.Grid)
-	weights := f.Heights
-	if len(weights) != rows {
-		weights = make([]float64, rows)
-		for i := range weights {
-			weights[i] = 1
-		}
-	}
-	var total float64
-	for _, w := range weights {
-		total += w
-	}
+	weights, total := shares(f.Heights, rows)
 	height := float64(dc.Max.Y-dc.Min.Y) - rowGap*float64(rows-1)
 	out := make([][]draw.Canvas, rows)
 	top := dc.Max.Y
 	for i, r := range f.Grid {
 		h := vg.Length(height * weights[i] / total)
 		cols := len(r)
-		widths := f.Widths
-		if len(widths) != cols {
-			widths = make([]float64, cols)
-			for j := range widths {
-				widths[j] = 1
-			}
-		}
-		var wsum float64
-		for _, w := range widths {
-			wsum += w
-		}
+		widths, wsum := shares(f.Widths, cols)
 		free := float64(dc.Max.X - dc.Min.X - colGap*vg.Length(cols-1))
 		titled := false
 		for _, p := range r {
@@ -147,6 +127,22 @@ func (f *Figure) cells(dc draw.Canvas) [][]draw.Canvas {
 		top -= h + rowGap
 	}
 	return out
+}
+
+// shares returns the relative sizes of n cells, w if it gives one per cell
+// and equal ones otherwise, and their sum.
+func shares(w []float64, n int) (sizes []float64, total float64) {
+	sizes = w
+	if len(sizes) != n {
+		sizes = make([]float64, n)
+		for i := range sizes {
+			sizes[i] = 1
+		}
+	}
+	for _, s := range sizes {
+		total += s
+	}
+	return sizes, total
 }
 
 // gridColumn identifies the cells that share left and right edges: the j-th
