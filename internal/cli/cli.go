@@ -198,6 +198,15 @@ func checkOutput(out, def string) (string, error) {
 	return out, nil
 }
 
+// usageError returns the function that reports bad input to command cmd
+// on one line of stderr and gives the exit status for it.
+func usageError(stderr io.Writer, cmd string) func(format string, a ...any) int {
+	return func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "linattn "+cmd+": "+format+"\n", a...)
+		return ExitUsage
+	}
+}
+
 // printFlags lists the flags as "-name type" and their usage, which states
 // the default and the allowed range.
 func printFlags(w io.Writer, fs *flag.FlagSet) {

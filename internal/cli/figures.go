@@ -68,10 +68,7 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 	data := fs.String("data", "out/figures", "directory of the data the figures are drawn from, created if needed")
 	format := fs.String("format", "png", "png, svg or pdf")
 	dpi := fs.Int("dpi", 150, "PNG resolution in dots per inch, 50 ≤ dpi ≤ 1200")
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "linattn figures: "+format+"\n", a...)
-		return ExitUsage
-	}
+	usageErr := usageError(stderr, "figures")
 	names, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -55,10 +55,7 @@ func plotMain(_ context.Context, stdout, stderr io.Writer, args []string) int {
 	view := fs.String("view", "dynamics", "run: dynamics (loss, value weights, key alignment) or pcr (the effective map at each plateau)")
 	size := fs.String("size", "", "WxH: width and height in inches, each in [1, 40] (default: the figure's own, 3.5 in wide for one column)")
 	dpi := fs.Int("dpi", 200, "PNG resolution in dots per inch, 50 ≤ dpi ≤ 1200")
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "linattn plot: "+format+"\n", a...)
-		return ExitUsage
-	}
+	usageErr := usageError(stderr, "plot")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

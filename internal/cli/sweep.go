@@ -84,10 +84,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	merge := fs.Bool("merge", false, "combine the shard indexes of the DIR arguments")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	plotAs := addPlotFlag(fs, "sweep")
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "linattn sweep: "+format+"\n", a...)
-		return ExitUsage
-	}
+	usageErr := usageError(stderr, "sweep")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, sweepUsage)
