@@ -19,6 +19,10 @@ type Data struct {
 	nu     float64    // E[1/N] ∈ (0, 1]
 	a      []float64  // eigenvalues of A = E[Λ̂²]
 	trace  float64
+
+	lengths Lengths // the law of the context length (law.go)
+	nu2     float64 // E[1/N²]; NaN when only ν is known
+	tasks   Tasks   // the law of the task vector
 }
 
 // Data is immutable: the accessors return copies.
@@ -34,8 +38,10 @@ func (d *Data) Vecs() *mat.Dense { return mat.DenseCopyOf(d.vecs) }
 func (d *Data) Nu() float64 { return d.nu }
 
 // NewData returns the task with eigenvalues lambda, eigenvectors the columns
-// of vecs (nil means the identity) and ν = nu. The eigenpairs are sorted by
-// decreasing eigenvalue; equal eigenvalues keep their given order.
+// of vecs (nil means the identity) and ν = nu, every sequence in-context
+// (w ~ N(0, I)). The eigenpairs are sorted by decreasing eigenvalue; equal
+// eigenvalues keep their given order. WithLengths gives the context lengths
+// themselves and WithTasks another law of the task vector.
 func NewData(lambda []float64, vecs *mat.Dense, nu float64) (*Data, error) {
 	d := len(lambda)
 	if d < 1 {
@@ -73,7 +79,8 @@ func NewData(lambda []float64, vecs *mat.Dense, nu float64) (*Data, error) {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(i, j int) bool { return lambda[order[i]] > lambda[order[j]] })
-	data := &Data{lambda: make([]float64, d), vecs: mat.NewDense(d, d, nil), nu: nu}
+	data := &Data{lambda: make([]float64, d), vecs: mat.NewDense(d, d, nil), nu: nu,
+		lengths: Lengths{Nu: nu}, nu2: math.NaN(), tasks: Tasks{ICL: 1}}
 	for k, i := range order {
 		data.lambda[k] = lambda[i]
 		for r := 0; r < d; r++ {

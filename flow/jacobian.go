@@ -25,23 +25,32 @@ type Linearization struct {
 	gq, dgq, gdq []float64
 	gk, dgk, gdk []float64
 	e, col       []float64
+	full         *fullLinearization // the full layer's (full.go)
 }
 
 // NewLinearization returns the linearization workspace of s; At sets the
 // point.
 func (s *System) NewLinearization() *Linearization {
 	n, d := s.n, s.d
-	return &Linearization{s: s, y: make([]float64, n),
+	l := &Linearization{s: s, y: make([]float64, n),
 		g: make([]float64, d*d), dm: make([]float64, d*d), dg: make([]float64, d*d),
 		gq: make([]float64, d), dgq: make([]float64, d), gdq: make([]float64, d),
 		gk: make([]float64, d), dgk: make([]float64, d), gdk: make([]float64, d),
 		e: make([]float64, n), col: make([]float64, n)}
+	if s.law.full != nil {
+		l.full = s.law.full.newLinearization(n)
+	}
+	return l
 }
 
 // At sets the point y (eigen coordinates) of the linearization.
 func (l *Linearization) At(y []float64) {
 	l.s.checkLen("y", y)
 	copy(l.y, y)
+	if l.full != nil {
+		l.full.at(y)
+		return
+	}
 	l.s.effectiveMap(y)
 	l.s.residual(l.g, nil, l.s.scr.m, 1, true)
 }
@@ -87,6 +96,10 @@ func (l *Linearization) Apply(dst, dy []float64) {
 	n := s.Len()
 	if len(dst) != n || len(dy) != n {
 		panic(fmt.Sprintf("flow: Linearization.Apply: lengths %d and %d, want %d", len(dst), len(dy), n))
+	}
+	if l.full != nil {
+		l.full.apply(dst, dy, s.Model.Tau)
+		return
 	}
 	d, h := s.Dim(), s.Model.H
 	for c := range dm {

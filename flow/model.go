@@ -38,6 +38,9 @@ type Model struct {
 	H    int     // number of heads, ≥ 1
 	R    int     // rank of keys and queries (Separate only), 1 ≤ R ≤ D
 	Tau  float64 // time constant τ > 0 of τ dW/dt = −½ ∂L/∂W
+	// Layer is ReducedLayer (the zero value: the paper's reduction) or
+	// FullLayer (every block that enters the prediction).
+	Layer Layer
 }
 
 // System is the population gradient flow of one model on one task.
@@ -73,6 +76,7 @@ type System struct {
 
 	lam2  []float64 // λ_d²
 	scr   scratch
+	law   taskLaw    // what the task law changes (tasklaw.go)
 	rotTo *mat.Dense // Vᵀ
 	// vecs and vecsT are V and Vᵀ row-major (D × D), for rotate.
 	vecs, vecsT []float64
@@ -96,32 +100,44 @@ func NewSystem(data *Data, m Model) (*System, error) {
 		if m.R != 0 && m.R != 1 {
 			return nil, fmt.Errorf("flow: R = %d is meaningless for the merged model, want 0", m.R)
 		}
-		s.n = m.H + m.H*d*d
 	case Separate:
 		if m.R < 1 || m.R > d {
 			return nil, fmt.Errorf("flow: R = %d, want 1 ≤ R ≤ D = %d", m.R, d)
 		}
-		s.n = m.H + 2*m.H*m.R*d
 		s.ExpressivityLimited = m.R*m.H < d
 	default:
 		return nil, fmt.Errorf("flow: Kind = %d, want Merged or Separate", int(m.Kind))
 	}
+	if m.Layer != ReducedLayer && m.Layer != FullLayer {
+		return nil, fmt.Errorf("flow: Layer = %d, want ReducedLayer or FullLayer", int(m.Layer))
+	}
+	s.n = m.flowLen(d) + m.extrasLen(d)
 	s.lam2 = square(data.lambda)
 	s.scr = newScratch(s)
 	s.rotTo = mat.DenseCopyOf(data.vecs.T())
 	s.vecs = mat.DenseCopyOf(data.vecs).RawMatrix().Data
 	s.vecsT = s.rotTo.RawMatrix().Data
+	if err := s.initTaskLaw(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 // Len returns the length of the state vector.
 func (s *System) Len() int { return s.n }
 
-// MinLoss returns the lowest loss the model can reach: L* for the merged
-// model and for the separate model with R·H ≥ D, and L(M_{RH}) when R·H < D,
-// as the layer's map has rank at most R·H and the best such fixed point
-// learns the R·H leading eigenvectors (paper section sec:attnS-lowrank).
+// MinLoss returns the lowest loss the model can reach. For in-context
+// data: L* for the merged model and for the separate model with R·H ≥ D,
+// and L(M_{RH}) when R·H < D, as the layer's map has rank at most R·H and
+// the best such fixed point learns the R·H leading eigenvectors (paper
+// section sec:attnS-lowrank); the full layer's extra blocks cannot lower
+// it (docs/math.md, "The full layer"). Under another task law: the least
+// loss over every map of the layer (Moments.Minimum), NaN for an
+// expressivity-limited reduced layer, whose least loss is not known.
 func (s *System) MinLoss() float64 {
+	if !s.Data.InContext() {
+		return s.law.minLoss
+	}
 	lv := s.Data.PlateauLevels()
 	if s.ExpressivityLimited {
 		return lv[s.Model.R*s.Model.H]
@@ -205,14 +221,45 @@ func (s *System) rotate(dst, y []float64, toEigen bool) []float64 {
 			gemm.Mul(d, d, d, left, v, dst[h+i*dd:h+(i+1)*dd])
 		}
 	}
+	s.rotateExtras(dst, in, v)
 	return dst
+}
+
+// rotateExtras rotates the full layer's extra blocks of in (the state
+// without its first H entries) into dst with the rows x ↦ xV: v_x, and u_y
+// (merged); the separate keys' label entries k_y do not rotate.
+func (s *System) rotateExtras(dst, in, v []float64) {
+	if s.Model.Layer != FullLayer {
+		return
+	}
+	d, h := s.d, s.Model.H
+	off := s.Model.flowLen(d)
+	rows := h
+	if s.Model.Kind == Merged {
+		rows = 2 * h
+	}
+	gemm.Mul(rows, d, d, in[off-h:off-h+rows*d], v, dst[off:off+rows*d])
+	copy(dst[off+rows*d:], in[off-h+rows*d:])
+}
+
+// rotateVector returns Vᵀw, a vector of the original basis in eigen
+// coordinates.
+func (s *System) rotateVector(w []float64) []float64 {
+	out := make([]float64, s.d)
+	for k := range out {
+		for r, x := range w {
+			out[k] += s.vecs[r*s.d+k] * x
+		}
+	}
+	return out
 }
 
 // Init draws the paper's small random initialization (appendix
 // "Initialization") in the original basis from a seeded PCG generator:
 // v_i ~ N(0, w²/H); merged U_i entries ~ N(0, w²/(H D²)); separate k, q
-// entries ~ N(0, w²/(H R D)). Draws follow the state layout, so the result
-// depends only on (seed, model, D), not on GOMAXPROCS.
+// entries ~ N(0, w²/(H R D)); the full layer's extra blocks zero, as the
+// paper initializes them. Draws follow the state layout, so the result
+// depends only on (seed, model, D), not on GOMAXPROCS or the layer.
 func (s *System) Init(wInit float64, seed uint64) ([]float64, error) {
 	if !(wInit >= 0) || math.IsInf(wInit, 0) {
 		return nil, fmt.Errorf("flow: w_init = %g, want a finite value ≥ 0", wInit)
@@ -227,7 +274,7 @@ func (s *System) Init(wInit float64, seed uint64) ([]float64, error) {
 	} else {
 		sdW = wInit / math.Sqrt(float64(h*s.Model.R*s.d))
 	}
-	for i := range y {
+	for i := range y[:s.Model.flowLen(s.d)] {
 		sd := sdW
 		if i < h {
 			sd = sdV

@@ -48,9 +48,13 @@ func newScratch(s *System) scratch {
 func (s *System) DerivEigen(dydt, y []float64) {
 	s.checkLen("y", y)
 	s.checkLen("dydt", dydt)
-	if s.Model.Kind == Merged {
+	switch {
+	case s.law.full != nil:
+		s.law.full.deriv(dydt, y, s.Model.Tau)
+		return
+	case s.Model.Kind == Merged:
 		s.derivMerged(dydt, y)
-	} else {
+	default:
 		s.derivSeparate(dydt, y)
 	}
 }
@@ -65,6 +69,10 @@ func (s *System) Func() func(t float64, y, dydt []float64) {
 // δG of the residual under a change m of M). Λ and A are diagonal in eigen
 // coordinates. If gt is not nil it also receives gᵀ.
 func (s *System) residual(g, gt, m []float64, c float64, withLam2 bool) {
+	if s.law.cov != nil {
+		s.law.cov.residual(g, gt, m, c, withLam2)
+		return
+	}
 	d := s.d
 	lam, a := s.Data.lambda, s.Data.a
 	for i := 0; i < d; i++ {
@@ -176,7 +184,13 @@ func (s *System) Map(y []float64) *mat.Dense {
 // of tr(Λ) − 2 tr(ΛMΛ) + tr(MᵀAMΛ).
 func (s *System) LossEigen(y []float64) float64 {
 	s.checkLen("y", y)
+	if s.law.full != nil {
+		return s.law.full.loss(y)
+	}
 	s.effectiveMap(y)
+	if s.law.cov != nil {
+		return s.law.cov.loss(s.scr.m)
+	}
 	d := s.d
 	lam, a := s.Data.lambda, s.Data.a
 	l := s.Data.trace
@@ -229,35 +243,39 @@ func (s *System) GradNormEigen(y []float64) float64 {
 }
 
 // Conserved returns the quantities the exact flow conserves (paper eqs.
-// attnM-conservation and attnS-lowrank-conservation), in a fixed order:
-// separate: ‖k_{i,r}‖² − ‖q_{i,r}‖² for the H·R pairs (row i·R + r), then
-// Σ_r ‖k_{i,r}‖² − v_i² for the H heads; merged: the H×H matrix
-// w₂w₂ᵀ − W₁W₁ᵀ, row-major, with entries v_i v_j − ⟨U_i, U_j⟩_F.
+// attnM-conservation and attnS-lowrank-conservation, for any loss that is
+// a function of the tensor T of Coefficients), in a fixed order:
+// separate: ‖k̃_{i,r}‖² − ‖q_{i,r}‖² for the H·R pairs (row i·R + r), then
+// Σ_r ‖k̃_{i,r}‖² − ‖ṽ_i‖² for the H heads; merged: the H×H matrix
+// ṼṼᵀ − W̃W̃ᵀ, row-major, with entries ṽ_iᵀṽ_j − ⟨W̃_i, W̃_j⟩_F. For the
+// reduced layer ṽ_i = v_i and W̃_i = U_i, k̃ = k (Blocks): w₂w₂ᵀ − W₁W₁ᵀ.
+// Either basis may be used: the quantities are invariant under rotation.
 func (s *System) Conserved(y []float64) []float64 {
 	s.checkLen("y", y)
-	d, h := s.d, s.Model.H
+	c := NewCoefficients(s.d, s.Model)
+	b := c.NewBlocks()
+	c.Expand(b, y)
+	d1, h := s.d+1, s.Model.H
+	dot := func(x, z []float64) float64 { return impl.Ddot(len(x), x, 1, z, 1) }
 	if s.Model.Kind == Merged {
-		dd := d * d
+		dw := d1 * s.d
 		out := make([]float64, h*h)
 		for i := 0; i < h; i++ {
 			for j := 0; j < h; j++ {
-				out[i*h+j] = y[i]*y[j] - impl.Ddot(dd, y[h+i*dd:], 1, y[h+j*dd:], 1)
+				out[i*h+j] = dot(b.V[i*d1:(i+1)*d1], b.V[j*d1:(j+1)*d1]) - dot(b.W[i*dw:(i+1)*dw], b.W[j*dw:(j+1)*dw])
 			}
 		}
 		return out
 	}
 	r := s.Model.R
 	hr := h * r
-	k := y[h : h+hr*d]
-	q := y[h+hr*d:]
 	out := make([]float64, hr+h)
 	for i := 0; i < h; i++ {
-		out[hr+i] = -y[i] * y[i]
-		for rr := 0; rr < r; rr++ {
-			row := (i*r + rr) * d
-			kk := impl.Ddot(d, k[row:], 1, k[row:], 1)
-			qq := impl.Ddot(d, q[row:], 1, q[row:], 1)
-			out[i*r+rr] = kk - qq
+		vi := b.V[i*d1 : (i+1)*d1]
+		out[hr+i] = -dot(vi, vi)
+		for p := i * r; p < (i+1)*r; p++ {
+			kk := dot(b.K[p*d1:(p+1)*d1], b.K[p*d1:(p+1)*d1])
+			out[p] = kk - dot(b.Q[p*s.d:(p+1)*s.d], b.Q[p*s.d:(p+1)*s.d])
 			out[hr+i] += kk
 		}
 	}

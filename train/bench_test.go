@@ -22,9 +22,9 @@ func paperConfig(b *testing.B, att Attention, n, p int, path Path) (Config, []fl
 		b.Fatal(err)
 	}
 	y0, _ := s.Init(0.01, 3)
-	m := Model{Kind: flow.Separate, D: 4, H: 5, R: 1, Attention: att, Blocks: Full}
+	m := Model{Kind: flow.Separate, D: 4, H: 5, R: 1, Attention: att, Layer: flow.FullLayer}
 	theta0, _ := m.FromFlow(y0)
-	return Config{Model: m, Task: Task{Data: data, N: n, ICL: 1}, P: p, Seed: 1, Path: path, Tau: 1}, theta0
+	return Config{Model: m, Data: withLaw(b, data, flow.Lengths{N: n}, 1, 1), P: p, Seed: 1, Path: path, Tau: 1}, theta0
 }
 
 // benchTrain times drawing the data and steps of full-batch gradient
@@ -52,7 +52,7 @@ var sinkF float64
 // through the direct full layer (target: under 60 s on 2 cores) and the
 // exact fast path (target: under 1 s). Run with -benchtime 1x.
 func BenchmarkPaperSeparate(b *testing.B) {
-	for _, path := range []Path{Direct, Moments} {
+	for _, path := range []Path{DirectPath, MomentsPath} {
 		b.Run(path.String(), func(b *testing.B) {
 			cfg, theta0 := paperConfig(b, Linear, 31, 80000, path)
 			benchTrain(b, cfg, theta0, 10001, 0.5)
@@ -64,7 +64,7 @@ func BenchmarkPaperSeparate(b *testing.B) {
 // steps of full-batch gradient descent (target: under 5 minutes). Run with
 // -benchtime 1x.
 func BenchmarkSoftmax(b *testing.B) {
-	cfg, theta0 := paperConfig(b, Softmax, 15, 10000, Direct)
+	cfg, theta0 := paperConfig(b, Softmax, 15, 10000, DirectPath)
 	benchTrain(b, cfg, theta0, 5000, 0.1)
 }
 
@@ -72,7 +72,7 @@ func BenchmarkSoftmax(b *testing.B) {
 // setting (P = 80,000) on each path; allocations per step are the
 // goroutines of the parallel sum.
 func BenchmarkStep(b *testing.B) {
-	for _, path := range []Path{Columns, Direct, Moments} {
+	for _, path := range []Path{ColumnsPath, DirectPath, MomentsPath} {
 		b.Run(path.String(), func(b *testing.B) {
 			cfg, theta0 := paperConfig(b, Linear, 31, 80000, path)
 			tr, err := New(cfg)

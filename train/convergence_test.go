@@ -30,7 +30,7 @@ func newFlowExample(t *testing.T, name string, eigs []float64, kind flow.Kind, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Model{Kind: kind, D: len(eigs), H: h, Blocks: Reduced}
+	m := Model{Kind: kind, D: len(eigs), H: h, Layer: flow.ReducedLayer}
 	if kind == flow.Separate {
 		m.R = 1
 	}
@@ -60,7 +60,7 @@ func newFlowExample(t *testing.T, name string, eigs []float64, kind flow.Kind, h
 // flow's (the flow's own levels read off the same way).
 func (ex *flowExample) gdErrors(t *testing.T, p int, seed uint64) (drops, plateaus []float64) {
 	t.Helper()
-	tr := newTrainer(t, Config{Model: ex.model, Task: Task{Data: ex.data, N: 31, ICL: 1}, P: p, Seed: seed, Path: Moments, Tau: 1})
+	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, flow.Lengths{N: 31}, 1, 1), P: p, Seed: seed, Path: MomentsPath, Tau: 1})
 	T := 1.3 * ex.run.FinalT
 	steps := int(T / tr.Time(ex.lr, 1))
 	res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: ex.lr, Steps: steps})
@@ -116,8 +116,12 @@ func TestGDApproachesPopulationFlow(t *testing.T) {
 		newFlowExample(t, "merged", []float64{0.4, 0.3, 0.2, 0.1}, flow.Merged, 4, 0.01),
 	}
 	for _, ex := range examples {
-		tr := newTrainer(t, Config{Model: ex.model, Task: Task{Data: ex.data, N: 31, ICL: 1}, P: 1, Tau: 1})
-		tr.train = newLinearObjective(tr.fm, populationMoments(ex.data))
+		tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, flow.Lengths{N: 31}, 1, 1), P: 1, Tau: 1})
+		pop, err := ex.data.Moments(flow.ReducedLayer, flow.Training)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.train = newLinearObjective(tr.coef, newMomentsObjective(pop))
 		res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: ex.lr, Steps: int(1.3 * ex.run.FinalT / tr.Time(ex.lr, 1))})
 		if err != nil {
 			t.Fatal(err)
@@ -158,7 +162,7 @@ func TestGDApproachesPopulationFlow(t *testing.T) {
 // weights move fastest.
 func TestGDFirstOrderInLR(t *testing.T) {
 	ex := newFlowExample(t, "separate", []float64{0.5, 0.3, 0.2}, flow.Separate, 3, 0)
-	tr := newTrainer(t, Config{Model: ex.model, Task: Task{Data: ex.data, N: 31, ICL: 1}, P: 2000, Seed: 5, Path: Moments, Tau: 1})
+	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, flow.Lengths{N: 31}, 1, 1), P: 2000, Seed: 5, Path: MomentsPath, Tau: 1})
 	const T = 1500
 	fl, err := tr.Flow(context.Background(), ex.y0, FlowSettings{T: T, Method: ode.DOP853, RTol: 1e-12, ATol: 1e-16})
 	if err != nil {

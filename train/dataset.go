@@ -15,8 +15,7 @@ func (r *rawSet) at(q *sequence, mu int) {
 }
 
 func sampleRaw(smp *sampler, set seqSet, n int) *rawSet {
-	t := smp.task
-	r := &rawSet{n: n, tokens: t.tokens(), d: smp.d}
+	r := &rawSet{n: n, tokens: smp.shape.tokens, d: smp.d}
 	r.tok = make([]float64, n*r.tokens*(r.d+1))
 	r.yt = make([]float64, n*r.tokens)
 	nw := workers()
@@ -50,7 +49,7 @@ type gramSet struct {
 }
 
 func sampleGram(smp *sampler, fm *featureMap, set seqSet, n int) *gramSet {
-	t := smp.task
+	sh := smp.shape
 	g := &gramSet{n: n, du: fm.du, d: fm.d,
 		u: make([]float64, n*fm.du), xq: make([]float64, n*fm.d), yq: make([]float64, n)}
 	nw := workers()
@@ -58,13 +57,13 @@ func sampleGram(smp *sampler, fm *featureMap, set seqSet, n int) *gramSet {
 	seqs := make([]*sequence, nw)
 	acc := make([][]float64, nw)
 	for w := range seqs {
-		seqs[w], acc[w] = newSequence(t), make([]float64, fm.du)
+		seqs[w], acc[w] = newSequence(sh, fm.d), make([]float64, fm.du)
 	}
 	forBlocks(numBlocks(n), nw, func(w, b int) {
 		lo, hi := blockRange(b, n)
 		for mu := lo; mu < hi; mu++ {
 			smps[w].draw(seqs[w], set, mu)
-			fm.prefixes(seqs[w], t.N, t.N, acc[w], g.u[mu*fm.du:(mu+1)*fm.du], func(_, xq []float64, y float64) {
+			fm.prefixes(seqs[w], sh.first, sh.last, acc[w], g.u[mu*fm.du:(mu+1)*fm.du], func(_, xq []float64, y float64) {
 				copy(g.xq[mu*fm.d:(mu+1)*fm.d], xq)
 				g.yq[mu] = y
 			})

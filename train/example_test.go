@@ -17,8 +17,9 @@ func ExampleTrainer_GD() {
 	data, _ := flow.NewData([]float64{0.5, 0.3, 0.2}, flow.RandomRotation(3, 1), nu)
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 3, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
-	m := train.Model{Kind: flow.Separate, D: 3, H: 3, R: 1, Blocks: train.Reduced}
-	tr, err := train.New(train.Config{Model: m, Task: train.Task{Data: data, N: 31, ICL: 1}, P: 200000, Seed: 1, Tau: 1})
+	m := train.Model{Kind: flow.Separate, D: 3, H: 3, R: 1, Layer: flow.ReducedLayer}
+	sampled, _ := data.WithLengths(flow.Lengths{N: 31}) // sequences need N itself, not only ν
+	tr, err := train.New(train.Config{Model: m, Data: sampled, P: 200000, Seed: 1, Tau: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

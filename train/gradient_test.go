@@ -14,7 +14,7 @@ import (
 type smallCase struct {
 	kind   flow.Kind
 	att    Attention
-	blocks Blocks
+	blocks flow.Layer
 	ntp    bool
 	icl    float64
 }
@@ -31,7 +31,7 @@ func allSmallCases() []smallCase {
 	var out []smallCase
 	for _, kind := range []flow.Kind{flow.Merged, flow.Separate} {
 		for _, att := range []Attention{Linear, Softmax} {
-			for _, blocks := range []Blocks{Full, Reduced} {
+			for _, blocks := range []flow.Layer{flow.FullLayer, flow.ReducedLayer} {
 				for _, ntp := range []bool{false, true} {
 					out = append(out, smallCase{kind, att, blocks, ntp, 0.5})
 				}
@@ -41,27 +41,40 @@ func allSmallCases() []smallCase {
 	return out
 }
 
+// withLaw returns data with the context lengths l and the task law: a
+// fraction icl of in-context sequences, one fixed task drawn with seed
+// (as linattn train draws it from the data seed).
+func withLaw(t testing.TB, data *flow.Data, l flow.Lengths, icl float64, seed uint64) *flow.Data {
+	t.Helper()
+	data, err := data.WithLengths(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err = data.WithTasks(flow.Tasks{ICL: icl, Fixed: flow.FixedTasks(data.Dim(), 1, seed)}); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // smallConfig is D = 3 with a random rotation, H = 2 heads (R = 2 for the
 // separate model), P = 7 sequences and 5 of each test set.
 func smallConfig(t testing.TB, c smallCase, path Path) Config {
 	t.Helper()
 	lambda := []float64{0.5, 0.3, 0.2}
-	task := Task{N: 5, ICL: c.icl}
-	nu, _ := flow.NuFixed(5)
+	lengths := flow.Lengths{N: 5}
 	if c.ntp {
-		task = Task{NTPMax: 4, ICL: c.icl}
-		nu, _ = flow.NuNextToken(4)
+		lengths = flow.Lengths{NTPMax: 4}
 	}
-	data, err := flow.NewData(lambda, flow.RandomRotation(3, 2), nu)
+	data, err := flow.NewData(lambda, flow.RandomRotation(3, 2), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	task.Data = data
-	m := Model{Kind: c.kind, D: 3, H: 2, Attention: c.att, Blocks: c.blocks}
+	data = withLaw(t, data, lengths, c.icl, 11)
+	m := Model{Kind: c.kind, D: 3, H: 2, Attention: c.att, Layer: c.blocks}
 	if c.kind == flow.Separate {
 		m.R = 2
 	}
-	return Config{Model: m, Task: task, P: 7, Test: 5, Seed: 11, Path: path, Tau: 1}
+	return Config{Model: m, Data: data, P: 7, Test: 5, Seed: 11, Path: path, Tau: 1}
 }
 
 func newTrainer(t testing.TB, cfg Config) *Trainer {
@@ -102,9 +115,9 @@ func relDiff(a, b []float64) float64 {
 // 1e-7 (relative to the largest gradient entry) leaves a margin.
 func TestGradientFiniteDifferences(t *testing.T) {
 	for _, c := range allSmallCases() {
-		paths := []Path{Columns, Direct}
+		paths := []Path{ColumnsPath, DirectPath}
 		if c.att == Linear {
-			paths = append(paths, Moments)
+			paths = append(paths, MomentsPath)
 		}
 		for _, p := range paths {
 			t.Run(c.String()+"/"+p.String(), func(t *testing.T) {
@@ -142,12 +155,12 @@ func TestPathsAgree(t *testing.T) {
 			continue
 		}
 		t.Run(c.String(), func(t *testing.T) {
-			ref := newTrainer(t, smallConfig(t, c, Columns))
+			ref := newTrainer(t, smallConfig(t, c, ColumnsPath))
 			theta := randomWeights(ref.Len(), 0.7, 6)
 			gRef := make([]float64, ref.Len())
 			lRef := ref.Gradient(gRef, theta)
 			icl, iwl := ref.TestLosses(theta)
-			for _, p := range []Path{Direct, Moments} {
+			for _, p := range []Path{DirectPath, MomentsPath} {
 				tr := newTrainer(t, smallConfig(t, c, p))
 				g := make([]float64, tr.Len())
 				l := tr.Gradient(g, theta)

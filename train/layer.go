@@ -41,7 +41,7 @@ func newTokenLayer(m *Model, tokens int) *tokenLayer {
 
 // prefix returns weight·(y − ŷ)² for the prediction of token n of q from
 // the n tokens before it and, with g not nil, adds its gradient to g.
-func (l *tokenLayer) prefix(w, g *weights, q *sequence, n int, weight float64) float64 {
+func (l *tokenLayer) prefix(w, g *flow.Blocks, q *sequence, n int, weight float64) float64 {
 	yhat := l.forward(w, q, n)
 	r := q.yt[n] - yhat
 	if g != nil {
@@ -87,7 +87,7 @@ func weightedSum(mat, tok, a []float64, n, d1, h int) {
 	}
 }
 
-func (l *tokenLayer) forward(w *weights, q *sequence, n int) float64 {
+func (l *tokenLayer) forward(w *flow.Blocks, q *sequence, n int) float64 {
 	d, d1, h := l.d, l.d+1, l.h
 	l.queries(w, q.tok[n*d1:n*d1+d])
 	rowTimes(l.s, q.tok, l.cT, n, d1, h)
@@ -95,7 +95,7 @@ func (l *tokenLayer) forward(w *weights, q *sequence, n int) float64 {
 	weightedSum(l.oT, q.tok, l.s, n, d1, h)
 	var yhat float64
 	for i := 0; i < h; i++ {
-		for k, v := range w.vt[i*d1 : (i+1)*d1] {
+		for k, v := range w.V[i*d1 : (i+1)*d1] {
 			yhat += v * l.oT[k*h+i]
 		}
 	}
@@ -104,12 +104,12 @@ func (l *tokenLayer) forward(w *weights, q *sequence, n int) float64 {
 
 // queries sets c_i = W^KQ_i x̃_q for every head: W̃_i x_q (merged), or
 // Σ_r k̃_{i,r} (q_{i,r}·x_q) (separate, with qx the inner products).
-func (l *tokenLayer) queries(w *weights, xq []float64) {
+func (l *tokenLayer) queries(w *flow.Blocks, xq []float64) {
 	m, d, d1, h := l.m, l.d, l.d+1, l.h
 	clear(l.cT)
 	for k := 0; k < m.hr(); k++ {
 		if m.Kind == flow.Merged {
-			wi := w.wt[k*d1*d : (k+1)*d1*d]
+			wi := w.W[k*d1*d : (k+1)*d1*d]
 			for b := 0; b < d1; b++ {
 				var s float64
 				for c, x := range xq {
@@ -121,11 +121,11 @@ func (l *tokenLayer) queries(w *weights, xq []float64) {
 		}
 		var s float64
 		for c, x := range xq {
-			s += w.q[k*d+c] * x
+			s += w.Q[k*d+c] * x
 		}
 		l.qx[k] = s
 		i := k / m.R
-		for b, kb := range w.kt[k*d1 : (k+1)*d1] {
+		for b, kb := range w.K[k*d1 : (k+1)*d1] {
 			l.cT[b*h+i] += kb * s
 		}
 	}
@@ -173,11 +173,11 @@ func (l *tokenLayer) activate(n int) {
 }
 
 // backward adds to g the gradient of a loss with ∂/∂ŷ = gy.
-func (l *tokenLayer) backward(w, g *weights, q *sequence, n int, gy float64) {
+func (l *tokenLayer) backward(w, g *flow.Blocks, q *sequence, n int, gy float64) {
 	d, d1, h := l.d, l.d+1, l.h
 	for i := 0; i < h; i++ {
-		gv := g.vt[i*d1 : (i+1)*d1]
-		for k, v := range w.vt[i*d1 : (i+1)*d1] {
+		gv := g.V[i*d1 : (i+1)*d1]
+		for k, v := range w.V[i*d1 : (i+1)*d1] {
 			l.vT[k*h+i] = v
 			gv[k] += gy * l.oT[k*h+i]
 		}
@@ -215,11 +215,11 @@ func (l *tokenLayer) scoreGrad(n int, gy float64) {
 
 // queryGrad adds the gradient through c_i = W^KQ_i x̃_q, given ∂L/∂c_i in
 // the columns of dcT.
-func (l *tokenLayer) queryGrad(w, g *weights, xq []float64) {
+func (l *tokenLayer) queryGrad(w, g *flow.Blocks, xq []float64) {
 	m, d, d1, h := l.m, l.d, l.d+1, l.h
 	for k := 0; k < m.hr(); k++ {
 		if m.Kind == flow.Merged {
-			gw := g.wt[k*d1*d : (k+1)*d1*d]
+			gw := g.W[k*d1*d : (k+1)*d1*d]
 			for b := 0; b < d1; b++ {
 				dcb := l.dcT[b*h+k]
 				for c, x := range xq {
@@ -229,14 +229,14 @@ func (l *tokenLayer) queryGrad(w, g *weights, xq []float64) {
 			continue
 		}
 		i := k / m.R
-		kk, gk := w.kt[k*d1:(k+1)*d1], g.kt[k*d1:(k+1)*d1]
+		kk, gk := w.K[k*d1:(k+1)*d1], g.K[k*d1:(k+1)*d1]
 		var s float64
 		for b := range gk {
 			dcb := l.dcT[b*h+i]
 			gk[b] += dcb * l.qx[k]
 			s += dcb * kk[b]
 		}
-		gq := g.q[k*d : (k+1)*d]
+		gq := g.Q[k*d : (k+1)*d]
 		for c, x := range xq {
 			gq[c] += s * x
 		}

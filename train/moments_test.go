@@ -7,7 +7,7 @@ import (
 	"github.com/linattn/linattn/flow"
 )
 
-// TestPopulationMomentsGiveTheFlow: the Reduced model trained on the
+// TestPopulationMomentsGiveTheFlow: the reduced layer trained on the
 // exact population moments (A ⊗ Λ, vec Λ², tr Λ) is package flow's system:
 // the same loss, and −∂L/∂θ/(2τ) is flow's right-hand side, to rounding,
 // at random states of both models (docs/math.md, "Population loss and
@@ -18,7 +18,7 @@ func TestPopulationMomentsGiveTheFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []flow.Kind{flow.Merged, flow.Separate} {
-		m := Model{Kind: kind, D: 4, H: 3, Blocks: Reduced}
+		m := Model{Kind: kind, D: 4, H: 3, Layer: flow.ReducedLayer}
 		if kind == flow.Separate {
 			m.R = 2
 		}
@@ -26,14 +26,14 @@ func TestPopulationMomentsGiveTheFlow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fm := newFeatureMap(&m)
-		obj := newLinearObjective(fm, populationMoments(data))
-		w, g := newWeights(&m), newWeights(&m)
+		pop, err := data.Moments(flow.ReducedLayer, flow.Training)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj := newLinearObjective(flow.NewCoefficients(4, m.flowModel()), newMomentsObjective(pop))
 		y := randomWeights(m.Len(), 0.6, 3)
-		m.expand(w, y)
-		loss := obj.eval(w, g, nil)
 		grad := make([]float64, m.Len())
-		m.pack(grad, g)
+		loss := obj.eval(y, grad, nil)
 		if want := s.Loss(y); math.Abs(loss-want) > 1e-13*math.Abs(want) {
 			t.Errorf("%v: loss %.17g, flow's %.17g", kind, loss, want)
 		}
@@ -70,12 +70,12 @@ func TestMonteCarloLoss(t *testing.T) {
 	mstar := mulInvDiag(data)
 	states["M*"] = append([]float64{1}, mstar...)
 	states["random"] = append([]float64{1}, randomWeights(16, 0.5, 9)...)
-	for _, blocks := range []Blocks{Reduced, Full} {
-		m := Model{Kind: flow.Merged, D: 4, H: 1, Blocks: blocks}
+	for _, blocks := range []flow.Layer{flow.ReducedLayer, flow.FullLayer} {
+		m := Model{Kind: flow.Merged, D: 4, H: 1, Layer: blocks}
 		trainers := make([]*Trainer, 30)
 		for i := range trainers {
-			trainers[i] = newTrainer(t, Config{Model: m, Task: Task{Data: data, N: 7, ICL: 1}, P: 10000,
-				Seed: uint64(100 + i), Path: Moments, Tau: 1})
+			trainers[i] = newTrainer(t, Config{Model: m, Data: withLaw(t, data, flow.Lengths{N: 7}, 1, uint64(100+i)), P: 10000,
+				Seed: uint64(100 + i), Path: MomentsPath, Tau: 1})
 		}
 		for name, y := range states {
 			theta, _ := m.FromFlow(y)

@@ -1,48 +1,41 @@
 package train
 
+import "github.com/linattn/linattn/flow"
+
 // objective is the loss on a set of sequences as a function of the
-// weights: eval returns it at w and, with g not nil, sets g to its
-// gradient. batch lists the sequences of a minibatch (nil: all); the loss
+// weights θ: eval returns it and, with grad not nil, writes its gradient
+// into grad. batch lists the sequences of a minibatch (nil: all); the loss
 // is the mean over the sequences it covers.
 type objective interface {
-	eval(w, g *weights, batch []int32) float64
+	eval(theta, grad []float64, batch []int32) float64
 }
 
 // coeffObjective is the loss of linear attention as a function of the
-// coefficients c = vec(C) (featureMap): evalC returns it and, with dc not
-// nil, writes ∂L/∂c.
+// coefficients c of its features (flow.Coefficients): evalC returns it
+// and, with dc not nil, writes ∂L/∂c.
 type coeffObjective interface {
 	evalC(c, dc []float64, batch []int32) float64
 }
 
 // linearObjective is a coeffObjective seen as a function of the weights,
-// through C(T(w)) and its chain rule.
+// through c(θ) and its chain rule (flow.Coefficients).
 type linearObjective struct {
-	fm           *featureMap
-	inner        coeffObjective
-	t, dt, c, dc []float64
-	fb           []float64 // scratch of pullbackPair
+	coef  *flow.Coefficients
+	inner coeffObjective
+	dc    []float64
 }
 
-func newLinearObjective(fm *featureMap, inner coeffObjective) *linearObjective {
-	d1 := fm.d + 1
-	nt := d1 * d1 * fm.d
-	return &linearObjective{fm: fm, inner: inner,
-		t: make([]float64, nt), dt: make([]float64, nt),
-		c: make([]float64, fm.size()), dc: make([]float64, fm.size()),
-		fb: make([]float64, d1*fm.d)}
+func newLinearObjective(coef *flow.Coefficients, inner coeffObjective) *linearObjective {
+	return &linearObjective{coef: coef, inner: inner, dc: make([]float64, coef.Features())}
 }
 
-func (o *linearObjective) eval(w, g *weights, batch []int32) float64 {
-	o.fm.tensor(w, o.t)
-	o.fm.coeffs(o.t, o.c)
-	if g == nil {
-		return o.inner.evalC(o.c, nil, batch)
+func (o *linearObjective) eval(theta, grad []float64, batch []int32) float64 {
+	o.coef.At(theta)
+	if grad == nil {
+		return o.inner.evalC(o.coef.Values(), nil, batch)
 	}
-	loss := o.inner.evalC(o.c, o.dc, batch)
-	o.fm.gradTensor(o.dc, o.dt)
-	g.zero()
-	o.fm.pullback(w, o.dt, g, o.fb)
+	loss := o.inner.evalC(o.coef.Values(), o.dc, batch)
+	o.coef.Pullback(grad, o.dc)
 	return loss
 }
 
@@ -210,16 +203,16 @@ func reduceBlocks(loss []float64, parts [][]float64, dst []float64) float64 {
 type prefixObjective struct {
 	set    *rawSet
 	fm     *featureMap
-	task   *Task
+	shape  sequenceShape
 	nw     int
 	part   [][]float64
 	loss   []float64
 	acc, u [][]float64 // per worker
 }
 
-func newPrefixObjective(set *rawSet, fm *featureMap, task *Task) *prefixObjective {
+func newPrefixObjective(set *rawSet, fm *featureMap, shape sequenceShape) *prefixObjective {
 	nb, nw := numBlocks(set.n), workers()
-	o := &prefixObjective{set: set, fm: fm, task: task, nw: nw, part: make([][]float64, nb), loss: make([]float64, nb)}
+	o := &prefixObjective{set: set, fm: fm, shape: shape, nw: nw, part: make([][]float64, nb), loss: make([]float64, nb)}
 	for b := range o.part {
 		o.part[b] = make([]float64, fm.size())
 	}
@@ -233,8 +226,8 @@ func newPrefixObjective(set *rawSet, fm *featureMap, task *Task) *prefixObjectiv
 func (o *prefixObjective) evalC(c, dc []float64, batch []int32) float64 {
 	sel := selection{n: o.set.n, batch: batch}
 	n := sel.len()
-	first, last, pw := o.task.prefixes()
-	wt := pw / float64(n)
+	first, last := o.shape.first, o.shape.last
+	wt := o.shape.weight / float64(n)
 	nb := numBlocks(n)
 	forBlocks(nb, o.nw, func(w, b int) {
 		lo, hi := blockRange(b, n)
@@ -260,45 +253,47 @@ func (o *prefixObjective) evalC(c, dc []float64, batch []int32) float64 {
 type tokenObjective struct {
 	set    *rawSet
 	m      *Model
-	task   *Task
+	coef   *flow.Coefficients // for the blocks of θ
+	shape  sequenceShape
 	nw     int
 	layers []*tokenLayer
-	part   []*weights
+	w      *flow.Blocks
+	part   []*flow.Blocks
 	loss   []float64
 }
 
-func newTokenObjective(set *rawSet, m *Model, task *Task) *tokenObjective {
+func newTokenObjective(set *rawSet, m *Model, coef *flow.Coefficients, shape sequenceShape) *tokenObjective {
 	nb, nw := numBlocks(set.n), workers()
-	o := &tokenObjective{set: set, m: m, task: task, nw: nw, layers: make([]*tokenLayer, nw),
-		part: make([]*weights, nb), loss: make([]float64, nb)}
+	o := &tokenObjective{set: set, m: m, coef: coef, shape: shape, nw: nw, layers: make([]*tokenLayer, nw),
+		w: coef.NewBlocks(), part: make([]*flow.Blocks, nb), loss: make([]float64, nb)}
 	for w := range o.layers {
-		o.layers[w] = newTokenLayer(m, task.tokens())
+		o.layers[w] = newTokenLayer(m, shape.tokens)
 	}
 	for b := range o.part {
-		o.part[b] = newWeights(m)
+		o.part[b] = coef.NewBlocks()
 	}
 	return o
 }
 
-func (o *tokenObjective) eval(w, g *weights, batch []int32) float64 {
+func (o *tokenObjective) eval(theta, grad []float64, batch []int32) float64 {
+	o.coef.Expand(o.w, theta)
 	sel := selection{n: o.set.n, batch: batch}
 	n := sel.len()
-	first, last, pw := o.task.prefixes()
-	wt := pw / float64(n)
+	wt := o.shape.weight / float64(n)
 	nb := numBlocks(n)
 	forBlocks(nb, o.nw, func(k, b int) {
 		lo, hi := blockRange(b, n)
-		var gb *weights
-		if g != nil {
+		var gb *flow.Blocks
+		if grad != nil {
 			gb = o.part[b]
-			gb.zero()
+			gb.Zero()
 		}
 		var loss float64
 		var q sequence
 		for i := lo; i < hi; i++ {
 			o.set.at(&q, sel.at(i))
-			for np := first; np <= last; np++ {
-				loss += o.layers[k].prefix(w, gb, &q, np, wt)
+			for np := o.shape.first; np <= o.shape.last; np++ {
+				loss += o.layers[k].prefix(o.w, gb, &q, np, wt)
 			}
 		}
 		o.loss[b] = loss
@@ -307,11 +302,12 @@ func (o *tokenObjective) eval(w, g *weights, batch []int32) float64 {
 	for b := 0; b < nb; b++ {
 		total += o.loss[b]
 	}
-	if g != nil {
-		g.zero()
-		for b := 0; b < nb; b++ {
-			g.add(o.part[b])
+	if grad != nil {
+		g := o.part[0]
+		for b := 1; b < nb; b++ {
+			g.Add(o.part[b])
 		}
+		o.coef.Pack(grad, g)
 	}
 	return total
 }

@@ -26,11 +26,11 @@ func TestSoftmaxDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []flow.Kind{flow.Separate, flow.Merged} {
-		m := Model{Kind: kind, D: 4, H: 4, Attention: Softmax, Blocks: Full}
+		m := Model{Kind: kind, D: 4, H: 4, Attention: Softmax, Layer: flow.FullLayer}
 		if kind == flow.Separate {
 			m.R = 1
 		}
-		tr := newTrainer(t, Config{Model: m, Task: Task{Data: data, N: 10, ICL: 1}, P: 300, Seed: 1, Tau: 1})
+		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, flow.Lengths{N: 10}, 1, 1), P: 300, Seed: 1, Tau: 1})
 		s, _ := flow.NewSystem(data, flow.Model{Kind: kind, H: m.H, R: m.R, Tau: 1})
 		y0, _ := s.Init(0.01, 3)
 		theta, _ := m.FromFlow(y0)

@@ -31,8 +31,8 @@ func TestFixedTaskFraction(t *testing.T) {
 	y0, _ := s.Init(0.01, 3)
 	final := map[float64][2]float64{}
 	for _, c := range []float64{0, 1} {
-		m := Model{Kind: flow.Merged, D: 4, H: 8, Blocks: Full}
-		tr := newTrainer(t, Config{Model: m, Task: Task{Data: data, N: 31, ICL: c}, P: 5000, Test: 2000, Seed: 1, Tau: 1})
+		m := Model{Kind: flow.Merged, D: 4, H: 8, Layer: flow.FullLayer}
+		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, flow.Lengths{N: 31}, c, 1), P: 5000, Test: 2000, Seed: 1, Tau: 1})
 		theta, _ := m.FromFlow(y0)
 		res, err := tr.GD(context.Background(), theta, GDSettings{LR: 0.5, Steps: 4000})
 		if err != nil {
@@ -55,13 +55,13 @@ func TestFixedTaskFraction(t *testing.T) {
 // deviations), w₀ has norm √D, and sequences with the same seed share
 // their tokens whatever c (only the labels of the fixed-task ones differ).
 func TestSampling(t *testing.T) {
-	c := smallCase{kind: flow.Merged, att: Linear, blocks: Full, icl: 0.3}
-	cfg := smallConfig(t, c, Columns)
+	c := smallCase{kind: flow.Merged, att: Linear, blocks: flow.FullLayer, icl: 0.3}
+	cfg := smallConfig(t, c, ColumnsPath)
 	cfg.P = 4000
 	tr := newTrainer(t, cfg)
 	raw := tr.train.(*tokenObjective).set
-	smp := newSampler(&tr.cfg.Task, cfg.Seed)
-	if n := math.Sqrt(dot(smp.w0, smp.w0)); math.Abs(n-math.Sqrt(3)) > 1e-14 {
+	w0 := cfg.Data.Tasks().Fixed[0]
+	if n := math.Sqrt(dot(w0, w0)); math.Abs(n-math.Sqrt(3)) > 1e-14 {
 		t.Errorf("‖w₀‖ = %.17g, want √3", n)
 	}
 	d1 := 4
@@ -70,7 +70,7 @@ func TestSampling(t *testing.T) {
 	for mu := 0; mu < cfg.P; mu++ {
 		raw.at(&q, mu)
 		x := q.tok[:3]
-		if math.Abs(q.yt[0]-dot(smp.w0, x)) < 1e-12*(1+math.Abs(q.yt[0])) {
+		if math.Abs(q.yt[0]-dot(w0, x)) < 1e-12*(1+math.Abs(q.yt[0])) {
 			fixed++
 		}
 	}
@@ -79,7 +79,7 @@ func TestSampling(t *testing.T) {
 		t.Errorf("%d of %d sequences use w₀, want %.0f ± %.0f", fixed, cfg.P, want, sd)
 	}
 	cfg1 := cfg
-	cfg1.Task.ICL = 1
+	cfg1.Data, _ = cfg.Data.WithTasks(flow.Tasks{ICL: 1, Fixed: cfg.Data.Tasks().Fixed})
 	raw1 := newTrainer(t, cfg1).train.(*tokenObjective).set
 	for i := 0; i < len(raw.tok); i += d1 {
 		for k := 0; k < 3; k++ {
@@ -102,12 +102,12 @@ func dot(a, b []float64) float64 {
 // with one goroutine and with several (sums are taken block by block in a
 // fixed order), on every path, with minibatches too.
 func TestDeterminism(t *testing.T) {
-	for _, p := range []Path{Columns, Direct, Moments} {
+	for _, p := range []Path{ColumnsPath, DirectPath, MomentsPath} {
 		for _, batch := range []int{0, 40} {
-			if p == Moments && batch > 0 {
+			if p == MomentsPath && batch > 0 {
 				continue
 			}
-			cfg := smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: Full, icl: 1}, p)
+			cfg := smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: flow.FullLayer, icl: 1}, p)
 			cfg.P, cfg.Batch = 1000, batch
 			run := func(procs int) []float64 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -133,7 +133,7 @@ func TestDeterminism(t *testing.T) {
 // average to the full-batch gradient (to rounding), and SGD with the
 // whole data set as its batch is full-batch descent.
 func TestMinibatch(t *testing.T) {
-	cfg := smallConfig(t, smallCase{kind: flow.Merged, att: Softmax, blocks: Full, icl: 1}, Direct)
+	cfg := smallConfig(t, smallCase{kind: flow.Merged, att: Softmax, blocks: flow.FullLayer, icl: 1}, DirectPath)
 	full := newTrainer(t, cfg)
 	theta := randomWeights(full.Len(), 0.5, 8)
 	want := make([]float64, full.Len())
@@ -170,7 +170,7 @@ func TestMinibatch(t *testing.T) {
 // the loss grow geometrically; the descent stops with a DivergedError,
 // keeps the steps before, and every number it returns is finite.
 func TestDivergence(t *testing.T) {
-	tr := newTrainer(t, smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: Full, icl: 1}, Moments))
+	tr := newTrainer(t, smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: flow.FullLayer, icl: 1}, MomentsPath))
 	theta := randomWeights(tr.Len(), 0.5, 2)
 	res, err := tr.GD(context.Background(), theta, GDSettings{LR: 50, Steps: 1000, KeepAll: true})
 	var de *DivergedError
@@ -196,7 +196,7 @@ func TestDivergence(t *testing.T) {
 // TestCancel: a canceled context stops the descent before a step, with
 // what was computed.
 func TestCancel(t *testing.T) {
-	tr := newTrainer(t, smallConfig(t, smallCase{kind: flow.Merged, att: Linear, blocks: Full, icl: 1}, Moments))
+	tr := newTrainer(t, smallConfig(t, smallCase{kind: flow.Merged, att: Linear, blocks: flow.FullLayer, icl: 1}, MomentsPath))
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := tr.GD(ctx, randomWeights(tr.Len(), 0.1, 1), GDSettings{LR: 0.1, Steps: 100, Observer: func(k int, _ float64) error {
 		if k == 9 {
@@ -212,7 +212,7 @@ func TestCancel(t *testing.T) {
 // TestConfigErrors: invalid configurations are refused with an error
 // naming the field and its range.
 func TestConfigErrors(t *testing.T) {
-	base := smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: Full, icl: 1}, Auto)
+	base := smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: flow.FullLayer, icl: 1}, AutoPath)
 	// Each error names the field and its allowed range; want is the part
 	// of the message that does.
 	cases := map[string]struct {
@@ -222,13 +222,13 @@ func TestConfigErrors(t *testing.T) {
 		"P = 0":            {func(c *Config) { c.P = 0 }, "P = 0 training sequences, want P ≥ 1"},
 		"Test = -1":        {func(c *Config) { c.Test = -1 }, "Test = -1, want ≥ 0"},
 		"Batch = 8":        {func(c *Config) { c.Batch = 8 }, "Batch = 8, want 0 (full batch) or a minibatch size in [1, P = 7]"},
-		"ICL = 1.5":        {func(c *Config) { c.Task.ICL = 1.5 }, "ICL = 1.5, want a fraction c in [0, 1]"},
+		"ν only":           {func(c *Config) { c.Data, _ = flow.NewData([]float64{1, 1, 1}, nil, 0.2) }, "sampling needs the context lengths"},
+		"no data":          {func(c *Config) { c.Data = nil }, "Config.Data is nil"},
 		"Tau = 0":          {func(c *Config) { c.Tau = 0 }, "Tau = 0, want a finite τ > 0"},
 		"R = 4":            {func(c *Config) { c.Model.R = 4 }, "R = 4, want 1 ≤ R ≤ D = 3"},
-		"N = 0":            {func(c *Config) { c.Task.N = 0 }, "N = 0, NTPMax = 0: want N ≥ 1, or NTPMax ≥ 1"},
 		"D = 4":            {func(c *Config) { c.Model.D = 4 }, "the data have D = 3, the model D = 4"},
-		"moments":          {func(c *Config) { c.Path, c.Model.Attention = Moments, Softmax }, "moments path is exact for linear attention only"},
-		"moments, batched": {func(c *Config) { c.Path, c.Batch = Moments, 2 }, "minibatches (Batch = 2) need the direct path"},
+		"moments":          {func(c *Config) { c.Path, c.Model.Attention = MomentsPath, Softmax }, "moments path is exact for linear attention only"},
+		"moments, batched": {func(c *Config) { c.Path, c.Batch = MomentsPath, 2 }, "minibatches (Batch = 2) need the direct path"},
 	}
 	for name, c := range cases {
 		cfg := base

@@ -3,47 +3,49 @@ package train
 import (
 	"fmt"
 	"math"
+
+	"github.com/linattn/linattn/flow"
 )
 
 // Path is how the loss and its gradient are computed.
 type Path int
 
 const (
-	// Auto is Moments where they are exact and fit in memory (linear
-	// attention, full batch, at most MaxMomentFeatures features), else
-	// Direct.
-	Auto Path = iota
-	// Direct evaluates the layer sequence by sequence at every step: for
+	// AutoPath is MomentsPath where the moments are exact and fit in
+	// memory (linear attention, full batch, at most MaxMomentFeatures
+	// features), else DirectPath.
+	AutoPath Path = iota
+	// DirectPath evaluates the layer sequence by sequence at every step: for
 	// linear attention through the features of each prediction (its Gram
 	// matrix XXᵀ/n, computed once for a fixed context length), for softmax
 	// attention column by column. Its cost is proportional to P.
-	Direct
-	// Moments evaluates linear attention through the empirical moments of
+	DirectPath
+	// MomentsPath evaluates linear attention through the empirical moments of
 	// its features (docs/training.md, "The exact fast path"), accumulated
 	// once while the data are drawn and not stored: the cost of a step does
 	// not depend on P. Full batch only.
-	Moments
-	// Columns evaluates the layer column by column for linear attention too:
-	// the literal definition, slower than Direct; the reference the others
+	MomentsPath
+	// ColumnsPath evaluates the layer column by column for linear attention too:
+	// the literal definition, slower than DirectPath; the reference the others
 	// are tested against.
-	Columns
+	ColumnsPath
 )
 
 func (p Path) String() string {
 	switch p {
-	case Auto:
+	case AutoPath:
 		return "auto"
-	case Direct:
+	case DirectPath:
 		return "direct"
-	case Moments:
+	case MomentsPath:
 		return "moments"
-	case Columns:
+	case ColumnsPath:
 		return "columns"
 	}
 	return fmt.Sprintf("Path(%d)", int(p))
 }
 
-// MaxMomentFeatures is the most features F for which Auto takes the
+// MaxMomentFeatures is the most features F for which AutoPath takes the
 // moments: their F×F matrix then takes at most 32 MiB per set of
 // sequences, and accumulating it at most 2·10⁶ operations per sequence. F
 // is D² (Reduced, D ≤ 45) or D(D+1)(D+2)/2 (Full, D ≤ 15).
@@ -52,12 +54,19 @@ const MaxMomentFeatures = 2048
 // Config describes a finite-data training problem.
 type Config struct {
 	Model Model
-	Task  Task
-	P     int    // number of training sequences, ≥ 1
-	Test  int    // sequences in each test set (in-context, in-weight; docs/training.md), ≥ 0
-	Seed  uint64 // seed of the data (sequences, w₀, minibatch order)
-	Path  Path
-	// Batch > 0 is the minibatch size of SGD (Direct or Columns path),
+	// Data is the task the sequences are drawn from (docs/training.md,
+	// "Data"): Λ; the context lengths (Data.Lengths: a fixed N or the
+	// next-token loss, not ν alone); the law of the task vector
+	// (Data.Tasks: the fraction c of in-context training sequences, and
+	// the fixed tasks of the others and of the in-weight test set).
+	Data *flow.Data
+	P    int // number of training sequences, ≥ 1
+	// Test is the number of sequences in each test set, ≥ 0: in-context,
+	// and in-weight when the data have fixed tasks (docs/training.md).
+	Test int
+	Seed uint64 // seed of the data (sequences, w₀, minibatch order)
+	Path Path
+	// Batch > 0 is the minibatch size of SGD (DirectPath or ColumnsPath),
 	// ≤ P; 0 is full-batch gradient descent.
 	Batch int
 	// Tau > 0 is the time constant: gradient descent with learning rate η
@@ -70,11 +79,12 @@ type Config struct {
 type Trainer struct {
 	cfg     Config
 	path    Path
+	shape   sequenceShape
+	coef    *flow.Coefficients
 	fm      *featureMap
 	train   objective
 	testICL objective
-	testIWL objective
-	w, g    *weights
+	testIWL objective // nil without fixed tasks
 }
 
 // New validates cfg, draws the data and prepares their evaluation.
@@ -82,17 +92,20 @@ func New(cfg Config) (*Trainer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t := &Trainer{cfg: cfg, path: cfg.resolvePath(), fm: newFeatureMap(&cfg.Model)}
+	coef := flow.NewCoefficients(cfg.Model.D, cfg.Model.flowModel())
+	t := &Trainer{cfg: cfg, path: cfg.resolvePath(), shape: shapeOf(cfg.Data.Lengths()), coef: coef,
+		fm: newFeatureMap(coef, cfg.Model.Layer, cfg.Model.D)}
 	if err := t.checkPath(); err != nil {
 		return nil, err
 	}
-	smp := newSampler(&t.cfg.Task, cfg.Seed)
+	smp := newSampler(t.cfg.Data, cfg.Seed)
 	t.train = t.objective(smp, setTrain, cfg.P)
 	if cfg.Test > 0 {
 		t.testICL = t.objective(smp, setICL, cfg.Test)
-		t.testIWL = t.objective(smp, setIWL, cfg.Test)
+		if len(smp.fixed) > 0 {
+			t.testIWL = t.objective(smp, setIWL, cfg.Test)
+		}
 	}
-	t.w, t.g = newWeights(&t.cfg.Model), newWeights(&t.cfg.Model)
 	return t, nil
 }
 
@@ -100,11 +113,11 @@ func (c *Config) validate() error {
 	if err := c.Model.validate(); err != nil {
 		return err
 	}
-	if err := c.Task.validate(); err != nil {
+	if err := checkData(c.Data); err != nil {
 		return err
 	}
-	if c.Task.Data.Dim() != c.Model.D {
-		return fmt.Errorf("train: the data have D = %d, the model D = %d", c.Task.Data.Dim(), c.Model.D)
+	if c.Data.Dim() != c.Model.D {
+		return fmt.Errorf("train: the data have D = %d, the model D = %d", c.Data.Dim(), c.Model.D)
 	}
 	if c.P < 1 {
 		return fmt.Errorf("train: P = %d training sequences, want P ≥ 1", c.P)
@@ -118,24 +131,34 @@ func (c *Config) validate() error {
 	if !(c.Tau > 0) || math.IsInf(c.Tau, 0) {
 		return fmt.Errorf("train: Tau = %g, want a finite τ > 0", c.Tau)
 	}
-	if c.Path < Auto || c.Path > Columns {
-		return fmt.Errorf("train: Path = %d, want Auto, Direct, Moments or Columns", int(c.Path))
+	if c.Path < AutoPath || c.Path > ColumnsPath {
+		return fmt.Errorf("train: Path = %d, want AutoPath, DirectPath, MomentsPath or ColumnsPath", int(c.Path))
 	}
 	return nil
 }
 
 func (c *Config) resolvePath() Path {
-	if c.Path != Auto {
+	if c.Path != AutoPath {
 		return c.Path
 	}
-	if c.Model.Attention == Linear && c.Batch == 0 && newFeatureMap(&c.Model).size() <= MaxMomentFeatures {
-		return Moments
+	if c.Model.Attention == Linear && c.Batch == 0 && c.features() <= MaxMomentFeatures {
+		return MomentsPath
 	}
-	return Direct
+	return DirectPath
+}
+
+// features returns the number F of features of linear attention: D²
+// (reduced layer) or D(D+1)(D+2)/2 (full).
+func (c *Config) features() int {
+	d := c.Model.D
+	if c.Model.Layer == flow.ReducedLayer {
+		return d * d
+	}
+	return d * (d + 1) * (d + 2) / 2
 }
 
 func (t *Trainer) checkPath() error {
-	if t.path != Moments {
+	if t.path != MomentsPath {
 		return nil
 	}
 	switch {
@@ -149,19 +172,19 @@ func (t *Trainer) checkPath() error {
 
 // objective draws n sequences of set and prepares their evaluation.
 func (t *Trainer) objective(smp *sampler, set seqSet, n int) objective {
-	m, task := &t.cfg.Model, &t.cfg.Task
+	m := &t.cfg.Model
 	switch {
-	case t.path == Moments:
-		return newLinearObjective(t.fm, sampleMoments(smp, t.fm, set, n))
-	case t.path == Columns || m.Attention == Softmax:
-		return newTokenObjective(sampleRaw(smp, set, n), m, task)
-	case task.NTPMax > 0:
-		return newLinearObjective(t.fm, newPrefixObjective(sampleRaw(smp, set, n), t.fm, task))
+	case t.path == MomentsPath:
+		return newLinearObjective(t.coef, newMomentsObjective(sampleMoments(smp, t.fm, set, n)))
+	case t.path == ColumnsPath || m.Attention == Softmax:
+		return newTokenObjective(sampleRaw(smp, set, n), m, t.coef, t.shape)
+	case t.shape.first != t.shape.last:
+		return newLinearObjective(t.coef, newPrefixObjective(sampleRaw(smp, set, n), t.fm, t.shape))
 	}
-	return newLinearObjective(t.fm, newGramObjective(sampleGram(smp, t.fm, set, n)))
+	return newLinearObjective(t.coef, newGramObjective(sampleGram(smp, t.fm, set, n)))
 }
 
-// Path returns the path in use (Auto resolved).
+// Path returns the path in use (AutoPath resolved).
 func (t *Trainer) Path() Path { return t.path }
 
 // Config returns the configuration.
@@ -171,9 +194,9 @@ func (t *Trainer) Config() Config { return t.cfg }
 func (t *Trainer) Len() int { return t.cfg.Model.Len() }
 
 // Features returns the number F of features of linear attention
-// (docs/training.md): D² for the Reduced model, D(D+1)(D+2)/2 for the Full
+// (docs/training.md): D² for the reduced layer, D(D+1)(D+2)/2 for the full
 // one.
-func (t *Trainer) Features() int { return t.fm.size() }
+func (t *Trainer) Features() int { return t.coef.Features() }
 
 // Time returns t = 2ητ·step, the time of the flow that gradient descent
 // with learning rate lr follows.
@@ -189,26 +212,24 @@ func (t *Trainer) Gradient(grad, theta []float64) float64 {
 }
 
 // TestLosses returns the losses on the in-context and in-weight test sets
-// (docs/training.md, "Data"), NaN without test sets.
+// (docs/training.md, "Data"), NaN without test sets (and the in-weight
+// one without fixed tasks).
 func (t *Trainer) TestLosses(theta []float64) (icl, iwl float64) {
-	if t.testICL == nil {
-		return math.NaN(), math.NaN()
+	icl, iwl = math.NaN(), math.NaN()
+	if t.testICL != nil {
+		icl = t.eval(t.testICL, theta, nil, nil)
 	}
-	return t.eval(t.testICL, theta, nil, nil), t.eval(t.testIWL, theta, nil, nil)
+	if t.testIWL != nil {
+		iwl = t.eval(t.testIWL, theta, nil, nil)
+	}
+	return icl, iwl
 }
 
 func (t *Trainer) eval(o objective, theta, grad []float64, batch []int32) float64 {
-	m := &t.cfg.Model
-	if len(theta) != m.Len() {
-		panic(fmt.Sprintf("train: len(theta) = %d, want %d", len(theta), m.Len()))
+	if n := t.cfg.Model.Len(); len(theta) != n || (grad != nil && len(grad) != n) {
+		panic(fmt.Sprintf("train: len(theta) = %d, len(grad) = %d, want %d", len(theta), len(grad), n))
 	}
-	m.expand(t.w, theta)
-	if grad == nil {
-		return o.eval(t.w, nil, batch)
-	}
-	loss := o.eval(t.w, t.g, batch)
-	m.pack(grad, t.g)
-	return loss
+	return o.eval(theta, grad, batch)
 }
 
 // EstimateBytes returns the memory the data of cfg take once drawn and
@@ -216,9 +237,9 @@ func (t *Trainer) eval(o objective, theta, grad []float64, batch []int32) float6
 // prediction (fixed context length, direct path), or the tokens, plus the
 // per-block partial sums.
 func (c *Config) EstimateBytes() float64 {
-	fm := newFeatureMap(&c.Model)
-	d, tokens := float64(c.Model.D), float64(c.Task.tokens())
-	f := float64(fm.size())
+	d, tokens := float64(c.Model.D), float64(shapeOf(c.Data.Lengths()).tokens)
+	f := float64(c.features())
+	du := f / d
 	sets := []int{c.P}
 	if c.Test > 0 {
 		sets = append(sets, c.Test, c.Test)
@@ -228,14 +249,14 @@ func (c *Config) EstimateBytes() float64 {
 		p := float64(n)
 		blocks := float64(numBlocks(n))
 		switch path := c.resolvePath(); {
-		case path == Moments:
+		case path == MomentsPath:
 			words += f * f
-		case path == Columns || c.Model.Attention == Softmax:
+		case path == ColumnsPath || c.Model.Attention == Softmax:
 			words += p*tokens*(d+2) + blocks*float64(c.Model.Len()+c.Model.H*(c.Model.D+1))
-		case c.Task.NTPMax > 0:
+		case c.Data.Lengths().NTPMax > 0:
 			words += p*tokens*(d+2) + blocks*f
 		default:
-			words += p*(float64(fm.du)+d+1) + blocks*f
+			words += p*(du+d+1) + blocks*f
 		}
 	}
 	return 8 * words

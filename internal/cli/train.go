@@ -49,7 +49,10 @@ func (o *trainOutcome) failed(e *env, err error, what string) {
 
 func runTrain(e *env, job *spec.Job) error {
 	start := time.Now()
-	cfg := job.TrainConfig()
+	cfg, err := job.TrainConfig()
+	if err != nil {
+		return err
+	}
 	if e.progress.on {
 		e.progress.Show(fmt.Sprintf("drawing %d training sequences", cfg.P))
 	}
@@ -308,7 +311,7 @@ func trainArrays(job *spec.Job, o *trainOutcome, test [2][]float64, c comparison
 	if o.steps != nil {
 		arrays = append(arrays, export.Ints("step", o.steps, ns))
 	}
-	if m.Blocks == train.Full {
+	if m.Layer == flow.FullLayer {
 		h, d := m.H, m.D
 		split := h * d
 		ex := n - nf

@@ -39,11 +39,14 @@ func TestTrainArraysRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := train.New(job.TrainConfig())
+			cfg, err := job.TrainConfig()
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := job.TrainConfig()
+			tr, err := train.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
 			theta0, _ := cfg.Model.FromFlow(job.Y0)
 			steps := make([]int, 41)
 			for i := range steps {

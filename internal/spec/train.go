@@ -83,7 +83,15 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 			s.DataSeed = s.Seed
 		}
 	})
-	cfg := s.trainConfig(nil)
+	// The estimate needs the shapes only: any Λ of the right dimension.
+	placeholder, err := flow.NewData(flow.White(s.D, 1), nil, 1)
+	if err != nil {
+		return err
+	}
+	cfg, err := s.trainConfig(placeholder)
+	if err != nil {
+		return err
+	}
 	if need, limit := cfg.EstimateBytes(), MemoryLimit(); need > limit {
 		return fmt.Errorf("-P = %d, -test = %d: the data need an estimated %s, more than the %s available; lower -P or -test, or use -path moments (linear attention)",
 			s.P, s.Test, formatBytes(need), formatBytes(limit))
@@ -92,9 +100,12 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 }
 
 // TrainConfig returns the training problem of a job resolved for train.
-func (j *Job) TrainConfig() train.Config { return j.Spec.trainConfig(j.Data) }
+func (j *Job) TrainConfig() (train.Config, error) { return j.Spec.trainConfig(j.Data) }
 
-func (s *Spec) trainConfig(data *flow.Data) train.Config {
+// trainConfig returns the training problem on data: Λ from data, the
+// context lengths (-N or -ntp-max), the fraction -icl of in-context
+// sequences and the fixed task drawn from the data seed.
+func (s *Spec) trainConfig(data *flow.Data) (train.Config, error) {
 	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R}
 	if s.Model == "merged" {
 		m.Kind, m.R = flow.Merged, 0
@@ -103,13 +114,22 @@ func (s *Spec) trainConfig(data *flow.Data) train.Config {
 		m.Attention = train.Softmax
 	}
 	if s.Layer == "reduced" {
-		m.Blocks = train.Reduced
+		m.Layer = flow.ReducedLayer
+	} else {
+		m.Layer = flow.FullLayer
 	}
-	task := train.Task{Data: data, N: s.N, ICL: s.ICL}
+	lengths := flow.Lengths{N: s.N}
 	if s.given["ntp-max"] {
-		task.N, task.NTPMax = 0, s.NTPMax
+		lengths = flow.Lengths{NTPMax: s.NTPMax}
 	}
-	paths := map[string]train.Path{"auto": train.Auto, "direct": train.Direct, "moments": train.Moments, "columns": train.Columns}
-	return train.Config{Model: m, Task: task, P: s.P, Test: s.Test, Seed: s.DataSeed,
-		Path: paths[s.Path], Batch: s.Batch, Tau: s.Tau}
+	data, err := data.WithLengths(lengths)
+	if err == nil {
+		data, err = data.WithTasks(flow.Tasks{ICL: s.ICL, Fixed: flow.FixedTasks(s.D, 1, s.DataSeed)})
+	}
+	if err != nil {
+		return train.Config{}, err
+	}
+	paths := map[string]train.Path{"auto": train.AutoPath, "direct": train.DirectPath, "moments": train.MomentsPath, "columns": train.ColumnsPath}
+	return train.Config{Model: m, Data: data, P: s.P, Test: s.Test, Seed: s.DataSeed,
+		Path: paths[s.Path], Batch: s.Batch, Tau: s.Tau}, nil
 }

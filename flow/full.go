@@ -1,0 +1,95 @@
+package flow
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// fullLayer is the population flow of the full layer (docs/math.md, "The
+// full layer"): with the coefficients c(θ) of its features and their
+// exact population moments ZZ, YZ, YY (eigen coordinates),
+//
+//	L(θ) = YY − 2 c(θ)ᵀYZ + c(θ)ᵀ ZZ c(θ),   τ dθ/dt = −½ ∂L/∂θ = J_cᵀ (YZ − ZZ c(θ)).
+type fullLayer struct {
+	coef  *Coefficients
+	train *Moments
+	r     []float64
+}
+
+// fullBytes returns the memory the full layer's moments take: ZZ for the
+// training set and for the two test sets.
+func fullBytes(d int) float64 {
+	f := float64(d * (d + 1) * (d + 2) / 2)
+	return 3 * 8 * f * f
+}
+
+// MaxFullBytes bounds the memory of the full layer's moments (fullBytes):
+// 2 GiB, which D ≤ 19 meets (D = 16: 0.14 GiB).
+const MaxFullBytes = 2 << 30
+
+func newFullLayer(s *System) (*fullLayer, error) {
+	d := s.d
+	if math.IsNaN(s.Data.nu2) {
+		return nil, fmt.Errorf("flow: the full layer's population loss needs E[1/N²], not only ν = %g: give the context lengths (Data.WithLengths)", s.Data.nu)
+	}
+	if b := fullBytes(d); b > MaxFullBytes {
+		return nil, fmt.Errorf("flow: the full layer at D = %d has %d features, whose moments take %.3g GiB, more than MaxFullBytes = %.3g GiB",
+			d, d*(d+1)*(d+2)/2, b/(1<<30), float64(MaxFullBytes)/(1<<30))
+	}
+	f := &fullLayer{coef: NewCoefficients(d, s.Model), train: s.eigenMoments(Training)}
+	f.r = make([]float64, f.train.F)
+	return f, nil
+}
+
+// deriv writes τ⁻¹ J_cᵀ (YZ − ZZ c) into dydt and returns the loss.
+func (f *fullLayer) deriv(dydt, y []float64, tau float64) float64 {
+	f.coef.At(y)
+	loss := f.train.Residual(f.r, f.coef.Values())
+	f.coef.Pullback(dydt, f.r)
+	for i := range dydt {
+		dydt[i] /= tau
+	}
+	return loss
+}
+
+func (f *fullLayer) loss(y []float64) float64 {
+	f.coef.At(y)
+	return f.train.Loss(f.coef.Values())
+}
+
+// fullLinearization is the Jacobian of the full layer's flow at a point:
+//
+//	τ J·δθ = J_cᵀ(−ZZ J_c δθ) + Σ_k r_k ∇²c_k δθ,   r = YZ − ZZ c,
+//
+// symmetric as the Hessian of L is (J = −∇²L/(2τ)). It has its own
+// coefficients, so that evaluating the flow does not move its point.
+type fullLinearization struct {
+	f          *fullLayer
+	coef       *Coefficients
+	r, dc, zdc []float64
+	curv       []float64
+}
+
+func (f *fullLayer) newLinearization(n int) *fullLinearization {
+	nf := f.train.F
+	return &fullLinearization{f: f, coef: NewCoefficients(f.coef.d, f.coef.model),
+		r: make([]float64, nf), dc: make([]float64, nf), zdc: make([]float64, nf), curv: make([]float64, n)}
+}
+
+func (l *fullLinearization) at(y []float64) {
+	l.coef.At(y)
+	l.f.train.Residual(l.r, l.coef.Values())
+}
+
+func (l *fullLinearization) apply(dst, dy []float64, tau float64) {
+	l.coef.Apply(l.dc, dy)
+	nf := l.f.train.F
+	impl.Dgemv(blas.NoTrans, nf, nf, -1, l.f.train.ZZ, nf, l.dc, 1, 0, l.zdc, 1)
+	l.coef.Pullback(dst, l.zdc)
+	l.coef.Curvature(l.curv, dy, l.r)
+	for i := range dst {
+		dst[i] = (dst[i] + l.curv[i]) / tau
+	}
+}

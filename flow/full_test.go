@@ -1,0 +1,248 @@
+package flow
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// lawCase is a model under a task law: c = ICL, K fixed tasks.
+type lawCase struct {
+	name string
+	m    Model
+	lam  []float64
+	n    int // context length N
+	icl  float64
+	k    int
+}
+
+var fullCases = []lawCase{
+	{"merged D3 H2 c=0.3 K=1", Model{Kind: Merged, H: 2, Tau: 1.7, Layer: FullLayer}, []float64{0.9, 0.5, 0.2}, 5, 0.3, 1},
+	{"merged D4 H5 c=0 K=3", Model{Kind: Merged, H: 5, Tau: 1, Layer: FullLayer}, []float64{1.3, 0.7, 0.4, 0.1}, 7, 0, 3},
+	{"merged D3 H3 c=1 K=1", Model{Kind: Merged, H: 3, Tau: 0.5, Layer: FullLayer}, []float64{0.6, 0.3, 0.1}, 31, 1, 1},
+	{"separate D4 H3 R2 c=0.3 K=3", Model{Kind: Separate, H: 3, R: 2, Tau: 0.8, Layer: FullLayer}, []float64{1.3, 0.7, 0.4, 0.1}, 5, 0.3, 3},
+	{"separate D3 H4 R1 c=0 K=1", Model{Kind: Separate, H: 4, R: 1, Tau: 1, Layer: FullLayer}, []float64{0.5, 0.3, 0.2}, 31, 0, 1},
+	{"reduced merged D3 H2 c=0.3 K=3", Model{Kind: Merged, H: 2, Tau: 1.2}, []float64{0.9, 0.5, 0.2}, 5, 0.3, 3},
+	{"reduced separate D4 H3 R2 c=0 K=1", Model{Kind: Separate, H: 3, R: 2, Tau: 0.8}, []float64{1.3, 0.7, 0.4, 0.1}, 7, 0, 1},
+}
+
+// lawData returns the data of a lawCase: a rotated Λ, fixed lengths and
+// the task law.
+func lawData(t testing.TB, tc lawCase, seed uint64) *Data {
+	t.Helper()
+	d := len(tc.lam)
+	data, err := NewData(tc.lam, RandomRotation(d, seed), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err = data.WithLengths(Lengths{N: tc.n}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err = data.WithTasks(Tasks{ICL: tc.icl, Fixed: FixedTasks(d, tc.k, seed)}); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// randomState is a state of s with every block random (extra blocks
+// included), N(0, sd²) entries.
+func randomState(s *System, sd float64, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	y := make([]float64, s.Len())
+	for i := range y {
+		y[i] = sd * rng.NormFloat64()
+	}
+	return y
+}
+
+// momentsLoss is the loss formed in the original basis from the weights:
+// Data.Moments and Coefficients, without the eigenbasis of System.
+func momentsLoss(t testing.TB, s *System) func(y []float64) float64 {
+	mo, err := s.Data.Moments(s.Model.Layer, Training)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCoefficients(s.Dim(), s.Model)
+	return func(y []float64) float64 {
+		c.At(y)
+		return mo.Loss(c.Values())
+	}
+}
+
+// TestLawDerivIsHalfNegativeGradient: under every task law and layer,
+// τ dθ/dt = −½ ∂L/∂θ against central differences of the loss formed in
+// the original basis (momentsLoss), which also tests the rotation to eigen
+// coordinates of the extra blocks and of the fixed tasks.
+func TestLawDerivIsHalfNegativeGradient(t *testing.T) {
+	for ci, tc := range fullCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSys(t, lawData(t, tc, uint64(ci+1)), tc.m)
+			y := randomState(s, 0.6, uint64(ci))
+			loss := momentsLoss(t, s)
+			if l1, l2 := s.Loss(y), loss(y); math.Abs(l1-l2) > 1e-12*math.Abs(l2) {
+				t.Errorf("Loss %.17g, from the original-basis moments %.17g", l1, l2)
+			}
+			got := derivOriginal(s, y)
+			want := make([]float64, len(y))
+			const h = 1e-5
+			for i := range y {
+				orig := y[i]
+				y[i] = orig + h
+				lp := loss(y)
+				y[i] = orig - h
+				lm := loss(y)
+				y[i] = orig
+				want[i] = -(lp - lm) / (2 * h) / (2 * tc.m.Tau)
+			}
+			if e := relErr(got, want); e > 1e-8 {
+				t.Errorf("relative difference from −½∇L/τ: %.3g", e)
+			}
+		})
+	}
+}
+
+// TestLawJacobian: the analytic Jacobian under every task law against
+// central differences of the flow, and its symmetry (J = −∇²L/(2τ)).
+func TestLawJacobian(t *testing.T) {
+	for ci, tc := range fullCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSys(t, lawData(t, tc, uint64(ci+3)), tc.m)
+			y := s.ToEigen(nil, randomState(s, 0.6, uint64(ci+7)))
+			jac, asym := jacobianOf(s, y)
+			n := s.Len()
+			fp, fm := make([]float64, n), make([]float64, n)
+			var num, den float64
+			for j := 0; j < n; j++ {
+				const h = 1e-6
+				orig := y[j]
+				y[j] = orig + h
+				s.DerivEigen(fp, y)
+				y[j] = orig - h
+				s.DerivEigen(fm, y)
+				y[j] = orig
+				for i := 0; i < n; i++ {
+					fd := (fp[i] - fm[i]) / (2 * h)
+					num += (jac.At(i, j) - fd) * (jac.At(i, j) - fd)
+					den += fd * fd
+				}
+			}
+			if rel := math.Sqrt(num / den); rel > 1e-7 {
+				t.Errorf("analytic Jacobian differs from finite differences by %.3g relative", rel)
+			}
+			if asym > 1e-12 {
+				t.Errorf("Jacobian asymmetry %.3g; a gradient flow has a symmetric one", asym)
+			}
+		})
+	}
+}
+
+// TestLawConserved: the conserved quantities of the flow (Conserved) have
+// zero time derivative at random states, under every task law and layer:
+// d/dt ṽ_iᵀṽ_j − ⟨W̃_i, W̃_j⟩ = 0 (merged), and the key–query norms
+// (separate), to rounding.
+func TestLawConserved(t *testing.T) {
+	for ci, tc := range fullCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSys(t, lawData(t, tc, uint64(ci+5)), tc.m)
+			y := randomState(s, 0.6, uint64(ci+11))
+			dy := derivOriginal(s, y)
+			const h = 1e-6
+			yp, ym := make([]float64, len(y)), make([]float64, len(y))
+			for i := range y {
+				yp[i], ym[i] = y[i]+h*dy[i], y[i]-h*dy[i]
+			}
+			cp, cm, c0 := s.Conserved(yp), s.Conserved(ym), s.Conserved(y)
+			var scale float64
+			for _, x := range c0 {
+				scale = max(scale, math.Abs(x))
+			}
+			for i := range cp {
+				if rate := (cp[i] - cm[i]) / (2 * h); math.Abs(rate) > 1e-8*scale {
+					t.Errorf("conserved quantity %d changes at rate %.3g (scale %.3g)", i, rate, scale)
+				}
+			}
+		})
+	}
+}
+
+// TestFullLayerInContextIsReduced: with every task in-context (c = 1)
+// and zero extra blocks the full layer's flow is the reduced one — the
+// same loss and derivative of the reduced weights to rounding, and extra
+// blocks whose derivative is exactly zero, so they stay zero (docs/math.md,
+// "The full layer": their features are uncorrelated with the others and
+// with the label when E[w] = 0 and odd moments vanish).
+func TestFullLayerInContextIsReduced(t *testing.T) {
+	for _, kind := range []Kind{Merged, Separate} {
+		tc := lawCase{lam: []float64{0.4, 0.3, 0.2, 0.1}, n: 31, icl: 1, k: 1,
+			m: Model{Kind: kind, H: 4, R: 2, Tau: 1.3}}
+		if kind == Merged {
+			tc.m.R = 0
+		}
+		data := lawData(t, tc, 4)
+		red := newSys(t, data, tc.m)
+		tc.m.Layer = FullLayer
+		full := newSys(t, data, tc.m)
+		y, _ := red.Init(0.8, 5)
+		yf, _ := full.Init(0.8, 5)
+		for i, x := range y {
+			if yf[i] != x {
+				t.Fatalf("%v: Init of the full layer differs from the reduced one at %d", kind, i)
+			}
+		}
+		if lr, lf := red.Loss(y), full.Loss(yf); math.Abs(lr-lf) > 1e-14 {
+			t.Errorf("%v: loss %.17g (reduced), %.17g (full)", kind, lr, lf)
+		}
+		dr, df := derivOriginal(red, y), derivOriginal(full, yf)
+		if e := relErr(df[:len(dr)], dr); e > 1e-13 {
+			t.Errorf("%v: derivatives differ by %.3g relative", kind, e)
+		}
+		de := make([]float64, full.Len())
+		full.DerivEigen(de, full.ToEigen(nil, yf))
+		for i, x := range de[len(dr):] {
+			if x != 0 {
+				t.Errorf("%v: extra block %d moves at rate %g, want exactly 0", kind, i, x)
+			}
+		}
+		if full.MinLoss() != red.MinLoss() {
+			t.Errorf("%v: MinLoss %g (full), %g (reduced)", kind, full.MinLoss(), red.MinLoss())
+		}
+	}
+}
+
+// TestLawMinLoss: the least loss under a task law is attained where the
+// gradient vanishes and is below the loss at random states.
+func TestLawMinLoss(t *testing.T) {
+	for ci, tc := range fullCases {
+		if tc.icl == 1 {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSys(t, lawData(t, tc, uint64(ci+1)), tc.m)
+			mo, err := s.Data.Moments(tc.m.Layer, Training)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lmin, cstar, err := mo.Minimum()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(lmin-s.MinLoss()) > 1e-12*math.Abs(lmin) {
+				t.Errorf("MinLoss %.17g, the original-basis moments' minimum %.17g", s.MinLoss(), lmin)
+			}
+			r := make([]float64, mo.F)
+			if l := mo.Residual(r, cstar); math.Abs(l-lmin) > 1e-12*math.Abs(lmin) {
+				t.Errorf("L(c*) = %.17g, Minimum %.17g", l, lmin)
+			}
+			for i, x := range r {
+				if math.Abs(x) > 1e-12 {
+					t.Errorf("residual at c* [%d] = %.3g, want 0", i, x)
+				}
+			}
+			for k := 0; k < 5; k++ {
+				if l := s.Loss(randomState(s, 0.5, uint64(k))); l < lmin {
+					t.Errorf("a random state has loss %.17g below the minimum %.17g", l, lmin)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,79 @@
+package flow
+
+import "fmt"
+
+// Layer says which blocks of the attention weights a model has
+// (docs/math.md, "The full layer").
+type Layer int
+
+const (
+	// ReducedLayer is the paper's reduction: only the blocks that stay
+	// nonzero under the flow of the in-context task, v and U (merged) or v,
+	// K and Q (separate).
+	ReducedLayer Layer = iota
+	// FullLayer has every block that enters the prediction ŷ_q: besides
+	// those, the token part v_x of each value row (the paper's bold v_i)
+	// and the label row u_y of the merged W^KQ_i's first D columns (bold
+	// u_i), or the label entry k_y of each separate key (the paper's scalar
+	// k_{i,r}). It learns in weight when some tasks are fixed
+	// (Tasks.ICL < 1; paper eq. attnM-icliwl).
+	FullLayer
+)
+
+func (l Layer) String() string {
+	switch l {
+	case ReducedLayer:
+		return "reduced"
+	case FullLayer:
+		return "full"
+	}
+	return fmt.Sprintf("Layer(%d)", int(l))
+}
+
+// StateLen returns the length of the state of the model at dimension d:
+// ReducedLen(d) and the full layer's extra blocks.
+func (m Model) StateLen(d int) int { return m.flowLen(d) + m.extrasLen(d) }
+
+// ReducedLen returns the length of the reduced layer's state, the first
+// part of the full layer's: H + H·D² (merged) or H + 2·H·R·D (separate).
+func (m Model) ReducedLen(d int) int { return m.flowLen(d) }
+
+func (m Model) flowLen(d int) int {
+	if m.Kind == Merged {
+		return m.H + m.H*d*d
+	}
+	return m.H + 2*m.H*m.R*d
+}
+
+// extrasLen returns the length of the full layer's extra blocks:
+// v_x and u_y (2·H·D, merged) or v_x and k_y (H·D + H·R, separate).
+func (m Model) extrasLen(d int) int {
+	if m.Layer != FullLayer {
+		return 0
+	}
+	if m.Kind == Merged {
+		return 2 * m.H * d
+	}
+	return m.H*d + m.H*m.R
+}
+
+// pairs returns the entries (a, b) of S = XXᵀ/n whose products with x_q
+// are the layer's features, in the order of z = u ⊗ x_q: for the reduced
+// layer the label column (b, D), b < D, that is u = β; for the full layer
+// every a ≤ b in 0..D, a outer (u = vech S; docs/training.md, "The exact
+// fast path").
+func (l Layer) pairs(d int) [][2]int {
+	var out [][2]int
+	if l == ReducedLayer {
+		for b := 0; b < d; b++ {
+			out = append(out, [2]int{b, d})
+		}
+		return out
+	}
+	for a := 0; a <= d; a++ {
+		for b := a; b <= d; b++ {
+			out = append(out, [2]int{a, b})
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package flow
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Moments are the second moments of the features z and the label y of
+// linear attention, a linear model ŷ = cᵀz in its coefficients c
+// (docs/math.md, "The full layer"):
+//
+//	ZZ = E[z zᵀ] (F×F, row-major, symmetric),  YZ = E[y z],  YY = E[y²],
+//
+// over a population (Data.Moments) or a sample (package train). The loss
+// is the quadratic L(c) = YY − 2 cᵀYZ + cᵀ ZZ c, whose gradient is
+// ∂L/∂c = −2(YZ − ZZ c).
+type Moments struct {
+	F      int
+	ZZ, YZ []float64
+	YY     float64
+	zc     []float64 // scratch: ZZ c
+}
+
+// NewMoments returns zero moments of f features.
+func NewMoments(f int) *Moments {
+	return &Moments{F: f, ZZ: make([]float64, f*f), YZ: make([]float64, f), zc: make([]float64, f)}
+}
+
+// Add adds o's moments to m's.
+func (m *Moments) Add(o *Moments) {
+	for i, x := range o.ZZ {
+		m.ZZ[i] += x
+	}
+	for i, x := range o.YZ {
+		m.YZ[i] += x
+	}
+	m.YY += o.YY
+}
+
+// Reset sets the moments to zero.
+func (m *Moments) Reset() {
+	clear(m.ZZ)
+	clear(m.YZ)
+	m.YY = 0
+}
+
+func (m *Moments) check(name string, c []float64) {
+	if len(c) != m.F {
+		panic(fmt.Sprintf("flow: len(%s) = %d, want F = %d features", name, len(c), m.F))
+	}
+}
+
+// Loss returns L(c) = YY − 2 cᵀYZ + cᵀ ZZ c.
+func (m *Moments) Loss(c []float64) float64 {
+	return m.Residual(nil, c)
+}
+
+// Residual writes r = YZ − ZZ c, which is −½ ∂L/∂c, into r (unless nil)
+// and returns L(c).
+func (m *Moments) Residual(r, c []float64) float64 {
+	m.check("c", c)
+	f := m.F
+	impl.Dgemv(blas.NoTrans, f, f, 1, m.ZZ, f, c, 1, 0, m.zc, 1)
+	loss := m.YY
+	for i, ci := range c {
+		loss += ci * (m.zc[i] - 2*m.YZ[i])
+	}
+	if r != nil {
+		m.check("r", r)
+		for i := range r {
+			r[i] = m.YZ[i] - m.zc[i]
+		}
+	}
+	return loss
+}
+
+// Minimum returns the least loss over all coefficients,
+// min_c L(c) = YY − YZᵀ ZZ⁺ YZ, and the minimizer of least norm
+// c* = ZZ⁺ YZ. ZZ is singular when features coincide on the population (a
+// single fixed task and no in-context sequences: the label's variance
+// S_DD is then Σ_m w_m S_Dm); ZZ⁺ is then the pseudo-inverse, from the
+// eigendecomposition of ZZ with eigenvalues below F·ε·‖ZZ‖ taken as zero.
+// Otherwise the Cholesky factorization solves ZZ c* = YZ.
+func (m *Moments) Minimum() (loss float64, cstar []float64, err error) {
+	var ch mat.Cholesky
+	if ch.Factorize(mat.NewSymDense(m.F, append([]float64(nil), m.ZZ...))) {
+		x := mat.NewVecDense(m.F, nil)
+		if err := ch.SolveVecTo(x, mat.NewVecDense(m.F, append([]float64(nil), m.YZ...))); err == nil {
+			cstar = x.RawVector().Data
+		}
+	}
+	if cstar == nil {
+		if cstar, err = m.pseudoSolve(); err != nil {
+			return 0, nil, err
+		}
+	}
+	loss = m.YY
+	for i, yz := range m.YZ {
+		loss -= yz * cstar[i]
+	}
+	return loss, cstar, nil
+}
+
+// pseudoSolve returns ZZ⁺ YZ from the eigendecomposition of ZZ.
+func (m *Moments) pseudoSolve() ([]float64, error) {
+	var eig mat.EigenSym
+	if !eig.Factorize(mat.NewSymDense(m.F, append([]float64(nil), m.ZZ...)), true) {
+		return nil, errors.New("flow: the eigendecomposition of the feature moments ZZ failed")
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	top := 0.0
+	for _, v := range vals {
+		top = max(top, math.Abs(v))
+	}
+	tol := float64(m.F) * 0x1p-52 * top
+	yz := mat.NewVecDense(m.F, append([]float64(nil), m.YZ...))
+	out := mat.NewVecDense(m.F, nil)
+	for k, v := range vals {
+		if v <= tol {
+			continue
+		}
+		col := vecs.ColView(k)
+		out.AddScaledVec(out, mat.Dot(col, yz)/v, col)
+	}
+	return out.RawVector().Data, nil
+}

@@ -1,0 +1,193 @@
+package flow
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/linattn/linattn/internal/gemm"
+)
+
+// taskLaw is what the layer and the law of the task vector change in a
+// System besides the paper's reduced flow: the full layer's moments, or
+// the reduced layer's task covariance, and the least loss.
+type taskLaw struct {
+	full *fullLayer
+	cov  *taskCovariance
+	// minLoss is the least loss over every map of the layer when the tasks
+	// are not all in-context (NaN when the layer cannot reach every map).
+	minLoss float64
+	tests   testLosses
+}
+
+func (s *System) initTaskLaw() error {
+	var err error
+	if s.Model.Layer == FullLayer {
+		if s.law.full, err = newFullLayer(s); err != nil {
+			return err
+		}
+	} else if !s.Data.InContext() {
+		s.law.cov = newTaskCovariance(s)
+	}
+	s.law.minLoss = math.NaN()
+	switch {
+	case s.Data.InContext():
+	case s.law.full != nil:
+		s.law.minLoss, _, err = s.law.full.train.Minimum()
+		if err != nil {
+			return fmt.Errorf("flow: the full layer's population loss: %w", err)
+		}
+	case !s.ExpressivityLimited:
+		s.law.minLoss = s.law.cov.minLoss()
+	}
+	return nil
+}
+
+// taskCovariance is the reduced layer's population loss when the task
+// vector w has the second moment M_w = E[wwᵀ] ≠ I (docs/math.md, "The
+// reduced layer under a task law"): with β = Λ̂w,
+//
+//	E[ββᵀ] = A_w = (1+ν) Λ M_w Λ + ν tr(ΛM_w) Λ,   E[y_q β x_qᵀ] = B = Λ M_w Λ,
+//	L(M) = tr(ΛM_w) − 2⟨M, B⟩ + ⟨M, A_w M Λ⟩,   G = B − A_w M Λ,
+//
+// which for M_w = I are A, Λ² and the residual of the paper. In eigen
+// coordinates Λ is diagonal but A_w and B are not.
+type taskCovariance struct {
+	d     int
+	lam   []float64 // λ (Λ is diagonal in eigen coordinates)
+	aw, b []float64 // A_w and B, eigen coordinates, D×D
+	yy    float64   // tr(Λ M_w)
+	am    []float64 // scratch: A_w M
+}
+
+func newTaskCovariance(s *System) *taskCovariance {
+	d := s.d
+	lam, nu := s.Data.lambda, s.Data.nu
+	mw := make([]float64, d*d) // M_w = c I + (1 − c)/K Σ_k w_k w_kᵀ
+	t := s.Data.tasks
+	for i := 0; i < d; i++ {
+		mw[i*d+i] = t.ICL
+	}
+	for _, w0 := range t.Fixed {
+		w := s.rotateVector(w0)
+		c := (1 - t.ICL) / float64(len(t.Fixed))
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				mw[i*d+j] += c * w[i] * w[j]
+			}
+		}
+	}
+	tc := &taskCovariance{d: d, lam: lam, aw: make([]float64, d*d), b: make([]float64, d*d), am: make([]float64, d*d)}
+	for i := 0; i < d; i++ {
+		tc.yy += lam[i] * mw[i*d+i]
+	}
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			tc.b[i*d+j] = lam[i] * mw[i*d+j] * lam[j]
+			tc.aw[i*d+j] = (1 + nu) * tc.b[i*d+j]
+		}
+		tc.aw[i*d+i] += nu * tc.yy * lam[i]
+	}
+	return tc
+}
+
+// residual sets g = c·(B − A_w m Λ), or with withB false its linear part
+// −c·A_w m Λ, and gt = gᵀ unless nil (eigen coordinates).
+func (tc *taskCovariance) residual(g, gt, m []float64, c float64, withB bool) {
+	d, lam := tc.d, tc.lam
+	gemm.Mul(d, d, d, tc.aw, m, tc.am)
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			v := -c * tc.am[i*d+j] * lam[j]
+			if withB {
+				v += c * tc.b[i*d+j]
+			}
+			g[i*d+j] = v
+			if gt != nil {
+				gt[j*d+i] = v
+			}
+		}
+	}
+}
+
+// loss returns L(M) = tr(ΛM_w) − 2⟨M, B⟩ + ⟨M, A_w M Λ⟩.
+func (tc *taskCovariance) loss(m []float64) float64 {
+	d, lam := tc.d, tc.lam
+	gemm.Mul(d, d, d, tc.aw, m, tc.am)
+	l := tc.yy
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			mij := m[i*d+j]
+			l += mij * (tc.am[i*d+j]*lam[j] - 2*tc.b[i*d+j])
+		}
+	}
+	return l
+}
+
+// minLoss returns min_M L(M) = tr(ΛM_w) − ⟨M*, B⟩ at M* = A_w⁻¹ B Λ⁻¹,
+// where G = 0.
+func (tc *taskCovariance) minLoss() float64 {
+	d := tc.d
+	var ms mat.Dense
+	if err := ms.Solve(mat.NewDense(d, d, tc.aw), mat.NewDense(d, d, tc.b)); err != nil {
+		return math.NaN()
+	}
+	l := tc.yy
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			l -= ms.At(i, j) / tc.lam[j] * tc.b[i*d+j]
+		}
+	}
+	return l
+}
+
+// eigenMoments returns the population moments of the layer's features in
+// eigen coordinates (Λ diagonal, the fixed tasks rotated by Vᵀ).
+func (s *System) eigenMoments(set Sequences) *Moments {
+	d := s.d
+	lam := make([]float64, d*d)
+	for i, l := range s.Data.lambda {
+		lam[i*d+i] = l
+	}
+	tasks := s.Data.tasks.clone()
+	for k, w := range tasks.Fixed {
+		tasks.Fixed[k] = s.rotateVector(w)
+	}
+	return populationMoments(lam, d, s.Data.nu, s.Data.nu2, tasks, set, s.Model.Layer.pairs(d))
+}
+
+// testLosses are the exact losses on the test sets (Sequences), formed
+// when first asked for.
+type testLosses struct {
+	coef *Coefficients
+	sets [2]*Moments // in-context, in-weight (nil without fixed tasks)
+}
+
+// TestLosses returns the exact population losses at y (original basis) on
+// the in-context test set (every w ~ N(0, I)) and on the in-weight one
+// (the query labeled by a fixed task, context labels independent of the
+// tokens; NaN without fixed tasks): docs/training.md, "Data", without
+// sampling.
+func (s *System) TestLosses(y []float64) (icl, iwl float64) {
+	return s.TestLossesEigen(s.ToEigen(s.scr.ye, y))
+}
+
+// TestLossesEigen is TestLosses at y in eigen coordinates.
+func (s *System) TestLossesEigen(y []float64) (icl, iwl float64) {
+	s.checkLen("y", y)
+	t := &s.law.tests
+	if t.coef == nil {
+		t.coef = NewCoefficients(s.d, s.Model)
+		t.sets[0] = s.eigenMoments(InContextTest)
+		if len(s.Data.tasks.Fixed) > 0 {
+			t.sets[1] = s.eigenMoments(InWeightTest)
+		}
+	}
+	t.coef.At(y)
+	icl, iwl = t.sets[0].Loss(t.coef.Values()), math.NaN()
+	if t.sets[1] != nil {
+		iwl = t.sets[1].Loss(t.coef.Values())
+	}
+	return icl, iwl
+}

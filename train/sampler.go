@@ -1,0 +1,166 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/linattn/linattn/flow"
+)
+
+// sequenceShape is what the context lengths of the data (flow.Lengths: a
+// fixed N, or the next-token loss over every prefix) make of a sequence:
+// its tokens (context and query) and the context lengths first..last of
+// its predictions, each with weight in the loss of the sequence.
+type sequenceShape struct {
+	tokens, first, last int
+	weight              float64
+}
+
+func shapeOf(l flow.Lengths) sequenceShape {
+	if l.NTPMax > 0 {
+		return sequenceShape{tokens: l.NTPMax + 1, first: 1, last: l.NTPMax, weight: 1 / float64(l.NTPMax)}
+	}
+	return sequenceShape{tokens: l.N + 1, first: l.N, last: l.N, weight: 1}
+}
+
+var errNilData = errors.New("train: Config.Data is nil")
+
+// checkData validates the data: sequences need their context lengths, not
+// only ν.
+func checkData(data *flow.Data) error {
+	if data == nil {
+		return errNilData
+	}
+	if l := data.Lengths(); !l.Sampled() {
+		return fmt.Errorf("train: the data give only ν = %g; sampling needs the context lengths (flow.Data.WithLengths: N or NTPMax)", l.Nu)
+	}
+	return nil
+}
+
+// seqSet names a set of sequences. Each has its own random stream, so the
+// training data do not depend on the test-set sizes and vice versa.
+type seqSet int
+
+const (
+	setTrain seqSet = iota // the training sequences
+	// setICL sequences are purely in-context: a fresh w ~ N(0, I) each.
+	setICL
+	// setIWL sequences are purely in-weight: the query is labeled by a
+	// fixed task vector (one of flow.Tasks.Fixed, uniformly), and the
+	// context labels are independent of the tokens, drawn N(0, tr Λ) (the
+	// variance of y under random tasks; the paper's code draws N(0, 1) with
+	// tr Λ = 1), so the context carries no information about the query's
+	// label.
+	setIWL
+	_ // the stream flow.FixedTasks draws the fixed tasks from
+)
+
+// sequence holds the tokens of one sequence: tok (tokens × (D+1),
+// row-major) has the columns x̃_j = (x_j, y_j) of X with the labels the
+// context shows, yt the labels to predict.
+type sequence struct {
+	tok, yt []float64
+}
+
+func newSequence(shape sequenceShape, d int) *sequence {
+	return &sequence{tok: make([]float64, shape.tokens*(d+1)), yt: make([]float64, shape.tokens)}
+}
+
+// sampler draws sequences. Sequence μ of a set is a function of (seed,
+// set, μ) only: every sequence has its own PCG stream, so the data do not
+// depend on the order in which sequences are drawn, nor on the number of
+// goroutines drawing them.
+type sampler struct {
+	shape  sequenceShape
+	seed   uint64
+	d      int
+	factor []float64   // V diag(√λ), row-major: x = factor·g with g ~ N(0, I)
+	icl    float64     // the fraction c of in-context training sequences
+	fixed  [][]float64 // the fixed task vectors (flow.Tasks.Fixed)
+	noise  float64     // √tr(Λ), the scale of the in-weight test set's context labels
+	pcg    *rand.PCG
+	rng    *rand.Rand
+	g, w   []float64
+}
+
+func newSampler(data *flow.Data, seed uint64) *sampler {
+	d := data.Dim()
+	tasks := data.Tasks()
+	s := &sampler{shape: shapeOf(data.Lengths()), seed: seed, d: d, icl: tasks.ICL, fixed: tasks.Fixed,
+		noise: math.Sqrt(data.Trace()), g: make([]float64, d), w: make([]float64, d)}
+	s.pcg = rand.NewPCG(0, 0)
+	s.rng = rand.New(s.pcg)
+	lambda, vecs := data.Lambda(), data.Vecs()
+	s.factor = make([]float64, d*d)
+	for r := 0; r < d; r++ {
+		for k := 0; k < d; k++ {
+			s.factor[r*d+k] = vecs.At(r, k) * math.Sqrt(lambda[k])
+		}
+	}
+	return s
+}
+
+// clone returns a sampler with its own random state, for another goroutine.
+func (s *sampler) clone() *sampler {
+	c := *s
+	c.pcg = rand.NewPCG(0, 0)
+	c.rng = rand.New(c.pcg)
+	c.g, c.w = make([]float64, s.d), make([]float64, s.d)
+	return &c
+}
+
+// stream returns the PCG stream of sequence mu of set.
+func stream(set seqSet, mu int) uint64 { return uint64(set)<<56 | uint64(mu) }
+
+// task returns the task vector of a sequence of set whose first draw is
+// u ~ U[0, 1): for a training sequence with u ≥ c the fixed task
+// ⌊K(u − c)/(1 − c)⌋ (with probability (1 − c)/K each), for an in-weight
+// one the fixed task ⌊Ku⌋, else the random w just drawn.
+func (s *sampler) task(set seqSet, u float64) []float64 {
+	k := len(s.fixed)
+	switch {
+	case set == setIWL:
+		return s.fixed[min(k-1, int(u*float64(k)))]
+	case set == setTrain && u >= s.icl:
+		return s.fixed[min(k-1, int((u-s.icl)/(1-s.icl)*float64(k)))]
+	}
+	return s.w
+}
+
+// draw fills q with sequence mu of set. Every sequence consumes the same
+// draws in the same order (a uniform for the fixed-task choice, D normals
+// for w, then D normals per token, and in the in-weight test set one more
+// per context token), so sequences with the same (seed, set, μ) share
+// their tokens whatever the fraction c and the fixed tasks.
+func (s *sampler) draw(q *sequence, set seqSet, mu int) {
+	s.pcg.Seed(s.seed, stream(set, mu))
+	d := s.d
+	u := s.rng.Float64()
+	for i := range s.w {
+		s.w[i] = s.rng.NormFloat64()
+	}
+	w := s.task(set, u)
+	n := s.shape.tokens
+	for j := 0; j < n; j++ {
+		for k := range s.g {
+			s.g[k] = s.rng.NormFloat64()
+		}
+		x := q.tok[j*(d+1) : j*(d+1)+d]
+		var y float64
+		for r := 0; r < d; r++ {
+			row := s.factor[r*d : (r+1)*d]
+			var v float64
+			for k, g := range s.g {
+				v += row[k] * g
+			}
+			x[r] = v
+			y += w[r] * v
+		}
+		q.tok[j*(d+1)+d], q.yt[j] = y, y
+		if set == setIWL && j < n-1 {
+			q.tok[j*(d+1)+d] = s.noise * s.rng.NormFloat64()
+		}
+	}
+}
