@@ -3,8 +3,6 @@ package flow
 import (
 	"fmt"
 	"math"
-
-	"gonum.org/v1/gonum/blas"
 )
 
 // fullLayer is the population flow of the full layer (docs/math.md, "The
@@ -85,8 +83,10 @@ func (l *fullLinearization) at(y []float64) {
 
 func (l *fullLinearization) apply(dst, dy []float64, tau float64) {
 	l.coef.Apply(l.dc, dy)
-	nf := l.f.train.F
-	impl.Dgemv(blas.NoTrans, nf, nf, -1, l.f.train.ZZ, nf, l.dc, 1, 0, l.zdc, 1)
+	l.f.train.mulVec(l.zdc, l.dc)
+	for i, x := range l.zdc {
+		l.zdc[i] = -x
+	}
 	l.coef.Pullback(dst, l.zdc)
 	l.coef.Curvature(l.curv, dy, l.r)
 	for i := range dst {

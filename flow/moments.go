@@ -23,6 +23,60 @@ type Moments struct {
 	ZZ, YZ []float64
 	YY     float64
 	zc     []float64 // scratch: ZZ c
+	sparse *csr      // ZZ by rows of nonzeros, when Compress found it sparse
+}
+
+// csr holds a matrix by rows of nonzeros (compressed sparse rows).
+type csr struct {
+	start []int32 // row i's entries are start[i]..start[i+1]−1
+	col   []int32
+	val   []float64
+}
+
+// Compress keeps ZZ also by rows of nonzeros when at most a quarter of its
+// entries are nonzero, so that Residual costs the nonzeros rather than F²:
+// in the eigenbasis of Λ most products of covariances vanish (the full
+// layer at D = 8 keeps 5% of them, at D = 16 0.9%). ZZ must not change
+// afterwards.
+func (m *Moments) Compress() {
+	nnz := 0
+	for _, x := range m.ZZ {
+		if x != 0 {
+			nnz++
+		}
+	}
+	if 4*nnz > len(m.ZZ) {
+		m.sparse = nil
+		return
+	}
+	s := &csr{start: make([]int32, m.F+1), col: make([]int32, 0, nnz), val: make([]float64, 0, nnz)}
+	for i := 0; i < m.F; i++ {
+		for j, x := range m.ZZ[i*m.F : (i+1)*m.F] {
+			if x != 0 {
+				s.col, s.val = append(s.col, int32(j)), append(s.val, x)
+			}
+		}
+		s.start[i+1] = int32(len(s.col))
+	}
+	m.sparse = s
+}
+
+// mulVec sets dst = ZZ·c.
+func (m *Moments) mulVec(dst, c []float64) {
+	if s := m.sparse; s != nil {
+		for i := range dst {
+			var sum float64
+			lo, hi := s.start[i], s.start[i+1]
+			cols, vals := s.col[lo:hi], s.val[lo:hi]
+			for k, j := range cols {
+				sum += vals[k] * c[j]
+			}
+			dst[i] = sum
+		}
+		return
+	}
+	f := m.F
+	impl.Dgemv(blas.NoTrans, f, f, 1, m.ZZ, f, c, 1, 0, dst, 1)
 }
 
 // NewMoments returns zero moments of f features.
@@ -63,8 +117,7 @@ func (m *Moments) Loss(c []float64) float64 {
 // and returns L(c).
 func (m *Moments) Residual(r, c []float64) float64 {
 	m.check("c", c)
-	f := m.F
-	impl.Dgemv(blas.NoTrans, f, f, 1, m.ZZ, f, c, 1, 0, m.zc, 1)
+	m.mulVec(m.zc, c)
 	loss := m.YY
 	for i, ci := range c {
 		loss += ci * (m.zc[i] - 2*m.YZ[i])

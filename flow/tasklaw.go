@@ -154,7 +154,9 @@ func (s *System) eigenMoments(set Sequences) *Moments {
 	for k, w := range tasks.Fixed {
 		tasks.Fixed[k] = s.rotateVector(w)
 	}
-	return populationMoments(lam, d, s.Data.nu, s.Data.nu2, tasks, set, s.Model.Layer.pairs(d))
+	mo := populationMoments(lam, d, s.Data.nu, s.Data.nu2, tasks, set, s.Model.Layer.pairs(d))
+	mo.Compress()
+	return mo
 }
 
 // testLosses are the exact losses on the test sets (Sequences), formed

@@ -95,25 +95,26 @@ func (c *Coefficients) pullback(g *Blocks, dt []float64, v, k, q *Blocks, grads 
 }
 
 // pullbackMerged is one merged head's chain rule: ∂ṽ_a = Σ_bc ∂T_abc W̃_bc,
-// ∂W̃_bc = Σ_a ṽ_a ∂T_abc.
+// ∂W̃_bc = Σ_a ṽ_a ∂T_abc. For each a the entries (b, c) of ∂T and of W̃
+// in range are one contiguous run.
 func (c *Coefficients) pullbackMerged(gv, gw, dt, vi, wi []float64, grads [3]bool) {
 	d, d1 := c.d, c.d+1
 	a0, b1 := c.tensorRange()
+	n := b1 * d
+	wi, gw = wi[:n], gw[:n]
 	for a := a0; a < d1; a++ {
-		for b := 0; b < b1; b++ {
-			dtab := dt[(a*d1+b)*d : (a*d1+b+1)*d]
-			wb, gwb := wi[b*d:(b+1)*d], gw[b*d:(b+1)*d]
-			if grads[0] {
-				var s float64
-				for e, x := range dtab {
-					s += x * wb[e]
-				}
-				gv[a] += s
+		dta := dt[a*d1*d : a*d1*d+n]
+		if grads[0] {
+			var s float64
+			for e, x := range dta {
+				s += x * wi[e]
 			}
-			if grads[1] {
-				for e, x := range dtab {
-					gwb[e] += vi[a] * x
-				}
+			gv[a] += s
+		}
+		if grads[1] {
+			va := vi[a]
+			for e, x := range dta {
+				gw[e] += va * x
 			}
 		}
 	}
