@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/linattn/linattn/internal/gemm"
+	"github.com/linattn/linattn/flow/internal/gemm"
 )
 
 var sinkF float64

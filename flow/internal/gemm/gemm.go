@@ -7,8 +7,10 @@
 // one rank-1 update per term of the sum (the register blocking of BLIS's
 // micro-kernels: F. G. Van Zee and R. A. van de Geijn, BLIS, ACM TOMS 41
 // (2015) 14), and 4×16 blocks by the same kernel with AVX-512 registers
-// where the processor has them; the rows and columns left over, and other
-// processors, use plain loops with 2×4 register blocks. Each element of C is a sum over the
+// where the processor has them (golang.org/x/sys/cpu tells, including the
+// operating system's support); the rows and columns left over, other
+// processors and builds with -tags purego use plain loops with 2×4 register
+// blocks. Each element of C is a sum over the
 // inner index in increasing order; inside the kernel's blocks the products
 // are added with fused multiply–adds, at the edges (the last m mod 4 rows
 // and n mod 8 columns) and on other processors without, so the last bits
@@ -16,13 +18,20 @@
 // the same product on one machine is bit-identical every time.
 package gemm
 
+// kernels says which assembly kernels a product uses: the 4×8 blocks
+// (AVX2 and FMA) and the 4×16 blocks (AVX-512F, only with the 4×8 ones).
+type kernels struct{ k8, k16 bool }
+
 // Mul sets c = a·b for row-major a (m×k), b (k×n) and c (m×n). c must not
 // overlap a or b.
-func Mul(m, n, k int, a, b, c []float64) {
+func Mul(m, n, k int, a, b, c []float64) { mul(detected, m, n, k, a, b, c) }
+
+// mul is Mul with the kernels ks.
+func mul(ks kernels, m, n, k int, a, b, c []float64) {
 	if trivial(m, n, k, a, b, c) {
 		return
 	}
-	m4, n8 := kernelBlocks(m, n, k, a, k, k, b, c, kernel4x16, kernel4x8)
+	m4, n8 := ks.blocks(m, n, k, a, k, k, b, c, kernel4x16, kernel4x8)
 	// The right edge (columns n8..n of rows 0..m4) and the bottom rows.
 	if n8 < n {
 		loops(m4, n-n8, k, a, k, b[n8:], n, c[n8:], n)
@@ -36,17 +45,20 @@ func Mul(m, n, k int, a, b, c []float64) {
 // block at c of the product of the block rows at a and columns at b.
 type kernelFunc func(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
-// kernelBlocks computes the blocks of the m×n product c that the kernels
+// blocks computes the blocks of the m×n product c that the kernels
 // cover, with k16 on 4×16 blocks where the processor has AVX-512 and k8 on
 // the 4×8 ones left, and returns the rows m4 and columns n8 covered. Block
 // row i of the left factor starts at a[i·aStep], with leading dimension
 // lda (Mul: aStep = lda = k; MulTA, which reads aᵀ: aStep = 1, lda = m).
-func kernelBlocks(m, n, k int, a []float64, aStep, lda int, b, c []float64, k16, k8 kernelFunc) (m4, n8 int) {
-	if !useKernel {
+func (ks kernels) blocks(m, n, k int, a []float64, aStep, lda int, b, c []float64, k16, k8 kernelFunc) (m4, n8 int) {
+	if !ks.k8 {
 		return 0, 0
 	}
 	m4, n8 = m-m%4, n-n%8
-	n16 := blocks16(n)
+	n16 := 0
+	if ks.k16 {
+		n16 = n - n%16
+	}
 	for i := 0; i < m4; i += 4 {
 		for j := 0; j < n16; j += 16 {
 			k16(k, &a[i*aStep], lda, &b[j], n, &c[i*n+j], n)
@@ -56,15 +68,6 @@ func kernelBlocks(m, n, k int, a []float64, aStep, lda int, b, c []float64, k16,
 		}
 	}
 	return m4, n8
-}
-
-// blocks16 returns the columns the 4×16 kernels cover: the multiple of 16
-// below n where the processor has AVX-512, else none.
-func blocks16(n int) int {
-	if !useKernel16 {
-		return 0
-	}
-	return n - n%16
 }
 
 // trivial checks the lengths and handles the products with nothing to sum,
@@ -81,11 +84,14 @@ func trivial(m, n, k int, a, b, c []float64) bool {
 
 // MulTA sets c = aᵀ·b for row-major a (k×m), b (k×n) and c (m×n), without
 // forming aᵀ. c must not overlap a or b.
-func MulTA(m, n, k int, a, b, c []float64) {
+func MulTA(m, n, k int, a, b, c []float64) { mulTA(detected, m, n, k, a, b, c) }
+
+// mulTA is MulTA with the kernels ks.
+func mulTA(ks kernels, m, n, k int, a, b, c []float64) {
 	if trivial(m, n, k, a, b, c) {
 		return
 	}
-	m4, n8 := kernelBlocks(m, n, k, a, 1, m, b, c, kernelT4x16, kernelT4x8)
+	m4, n8 := ks.blocks(m, n, k, a, 1, m, b, c, kernelT4x16, kernelT4x8)
 	loopsTA(0, m4, n8, n, k, a, m, b, n, c, n)
 	loopsTA(m4, m, 0, n, k, a, m, b, n, c, n)
 }

@@ -2,7 +2,8 @@
 
 package gemm
 
-var useKernel, useKernel16 = false, false
+// detected: no kernels; every product is plain loops.
+var detected kernels
 
 func kernel4x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
 	panic("gemm: no kernel on this platform")

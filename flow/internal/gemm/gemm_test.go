@@ -54,25 +54,19 @@ var shapes = func() [][3]int {
 
 // kernelConfigs are the kernels a test runs with: those the processor has
 // (AVX-512 and AVX2), AVX2 alone, and none.
-var kernelConfigs = []struct{ k8, k16 bool }{{useKernel, useKernel16}, {useKernel, false}, {false, false}}
-
-// withKernels runs f with the kernels of config c switched on.
-func withKernels(t *testing.T, c struct{ k8, k16 bool }, f func(t *testing.T)) {
-	t.Run(fmt.Sprintf("avx2=%v,avx512=%v", c.k8, c.k16), func(t *testing.T) {
-		s8, s16 := useKernel, useKernel16
-		useKernel, useKernel16 = c.k8, c.k16
-		defer func() { useKernel, useKernel16 = s8, s16 }()
-		f(t)
-	})
-}
+var kernelConfigs = []kernels{detected, {k8: detected.k8}, {}}
 
 func TestMulExactOnIntegers(t *testing.T) {
 	// Products and sums of small integers are exact in floating point, so
 	// the kernels (with fused multiply–adds) and the plain loops must give
 	// exactly the textbook result; MulTA(a) must equal Mul(aᵀ). Run with
 	// the kernels the processor has, and without.
-	for _, c := range kernelConfigs {
-		withKernels(t, c, mulExactOnIntegers)
+	t.Parallel()
+	for _, ks := range kernelConfigs {
+		t.Run(fmt.Sprintf("avx2=%v,avx512=%v", ks.k8, ks.k16), func(t *testing.T) {
+			t.Parallel()
+			mulExactOnIntegers(t, ks)
+		})
 	}
 }
 
@@ -80,7 +74,8 @@ func TestMulExactOnIntegers(t *testing.T) {
 // multiply–adds per element, in the same order, as the AVX2 kernels, so on
 // random (inexact) values the products agree bit for bit.
 func TestKernel16SameBits(t *testing.T) {
-	if !useKernel16 {
+	t.Parallel()
+	if !detected.k16 {
 		t.Skip("skipped: this processor has no AVX-512F (the 4×16 kernels are not used)")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -89,14 +84,12 @@ func TestKernel16SameBits(t *testing.T) {
 		a, b := fill(rng, m*k, false), fill(rng, k*n, false)
 		c16, c8 := make([]float64, m*n), make([]float64, m*n)
 		for _, transA := range []bool{false, true} {
-			mul := Mul
+			f := mul
 			if transA {
-				mul = MulTA
+				f = mulTA
 			}
-			mul(m, n, k, a, b, c16)
-			useKernel16 = false
-			mul(m, n, k, a, b, c8)
-			useKernel16 = true
+			f(detected, m, n, k, a, b, c16)
+			f(kernels{k8: true}, m, n, k, a, b, c8)
 			for i := range c16 {
 				if math.Float64bits(c16[i]) != math.Float64bits(c8[i]) {
 					t.Fatalf("transA %v, %d×%d×%d: c[%d] = %v with AVX-512, %v with AVX2", transA, m, n, k, i, c16[i], c8[i])
@@ -106,7 +99,7 @@ func TestKernel16SameBits(t *testing.T) {
 	}
 }
 
-func mulExactOnIntegers(t *testing.T) {
+func mulExactOnIntegers(t *testing.T, ks kernels) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, transA := range []bool{false, true} {
 		for _, sh := range shapes {
@@ -124,9 +117,9 @@ func mulExactOnIntegers(t *testing.T) {
 						at[l*m+i] = a[i*k+l]
 					}
 				}
-				MulTA(m, n, k, at, b, c)
+				mulTA(ks, m, n, k, at, b, c)
 			} else {
-				Mul(m, n, k, a, b, c)
+				mul(ks, m, n, k, a, b, c)
 			}
 			for i := range c {
 				if c[i] != want[i] {
@@ -138,6 +131,7 @@ func mulExactOnIntegers(t *testing.T) {
 }
 
 func TestMulMatchesGonum(t *testing.T) {
+	t.Parallel()
 	// On Gaussian entries the result agrees with gonum's Dgemm to a few
 	// ulps of the sum of |a_il b_lj| (the bound of a recursive summation
 	// with or without fused multiply–adds, Higham, Accuracy and Stability
@@ -166,6 +160,7 @@ func TestMulMatchesGonum(t *testing.T) {
 }
 
 func TestMulEdges(t *testing.T) {
+	t.Parallel()
 	Mul(0, 3, 2, nil, make([]float64, 6), nil)
 	c := []float64{1, 2, 3, 4}
 	Mul(2, 2, 0, nil, nil, c)
@@ -185,7 +180,7 @@ func TestMulEdges(t *testing.T) {
 // BenchmarkMul measures square products of the flow's sizes (H = D):
 // 2n³ flops each.
 //
-//	go test ./internal/gemm -bench Mul
+//	go test ./flow/internal/gemm -bench Mul
 func BenchmarkMul(b *testing.B) {
 	for _, n := range []int{16, 32, 64, 128} {
 		rng := rand.New(rand.NewPCG(5, 6))
