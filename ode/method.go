@@ -21,7 +21,8 @@ type stepper interface {
 	// begin prepares a solve of p; in.y and in.f0 hold y₀ and f(t₀, y₀).
 	begin(p *Problem) error
 	// limit returns the largest step not longer than |h| (same sign) that
-	// the method can take from (t, in.y); most methods return h.
+	// the method can take from (t, in.y); most methods return h. NaN means
+	// none is known (see limitFailer).
 	limit(t, h float64) float64
 	// attempt computes in.ynew and in.f1 for the step (t, h) and returns
 	// the scaled error norm; a non-finite value rejects the step.
@@ -68,6 +69,20 @@ type newtonStepper interface {
 	// a step factor of the method's own (a failed iteration, a rejected
 	// first step), that factor (else 0).
 	newton() (safetyScale, rejectScale float64)
+}
+
+// A limitFailer says why its limit returned NaN (ROCK4: the spectral radius
+// is not finite); the solve then fails.
+type limitFailer interface {
+	limitFailure() error
+}
+
+// limitFailure is s.limitFailure() for a limitFailer, else nil.
+func limitFailure(s stepper) error {
+	if lf, ok := s.(limitFailer); ok {
+		return lf.limitFailure()
+	}
+	return nil
 }
 
 // newtonOutcome is s.newton() for a newtonStepper, else (1, 0).
