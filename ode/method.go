@@ -92,3 +92,33 @@ func newtonOutcome(s stepper) (safetyScale, rejectScale float64) {
 	}
 	return 1, 0
 }
+
+// methodNames are the methods by the names a command line or a settings
+// file gives them, in the order MethodNames lists them.
+var methodNames = []struct {
+	name string
+	m    Method
+}{
+	{"auto", Auto}, {"rock4", ROCK4}, {"rodas5p", Rodas5P}, {"radau5", Radau5},
+	{"dop853", DOP853}, {"dp5", DP5}, {"tsit5", Tsit5},
+}
+
+// MethodByName returns the method called name: auto, rock4, rodas5p,
+// radau5, dop853, dp5 or tsit5 (MethodNames).
+func MethodByName(name string) (Method, bool) {
+	for _, mn := range methodNames {
+		if mn.name == name {
+			return mn.m, true
+		}
+	}
+	return nil, false
+}
+
+// MethodNames lists the names MethodByName knows.
+func MethodNames() []string {
+	out := make([]string, len(methodNames))
+	for i, mn := range methodNames {
+		out[i] = mn.name
+	}
+	return out
+}

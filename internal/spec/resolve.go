@@ -39,10 +39,6 @@ const (
 	MaxStabilityDim = 10
 )
 
-// Methods are the integrators by their spec name.
-var Methods = map[string]ode.Method{"auto": ode.Auto, "rock4": ode.ROCK4, "rodas5p": ode.Rodas5P, "radau5": ode.Radau5,
-	"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
-
 // Input is a file a job read, with its SHA-256, for the sidecar.
 type Input struct {
 	Path   string `json:"path"`
@@ -106,7 +102,7 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 		return nil, err
 	}
 	if reads[Solver] || reads[Train] {
-		job.Method = Methods[s.Method]
+		job.Method, _ = ode.MethodByName(s.Method)
 	}
 	if reads[Solver] {
 		if err := job.checkDenseMethod(); err != nil {
@@ -306,9 +302,9 @@ func (s *Spec) resolveOutput() error {
 		return fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
 	}
 	s.def("method", func() { s.Method = "auto" })
-	method, ok := Methods[s.Method]
+	method, ok := ode.MethodByName(s.Method)
 	if !ok {
-		return fmt.Errorf("-method = %q, want auto, rock4, rodas5p, radau5, dop853, dp5 or tsit5", s.Method)
+		return fmt.Errorf("-method = %q, want %s", s.Method, orList(ode.MethodNames()))
 	}
 	defRTol, defATol := flow.DefaultTolerances(method)
 	s.def("rtol", func() { s.RTol = defRTol })
@@ -467,6 +463,14 @@ func (s *Spec) estimateBytes(reads map[Group]bool) float64 {
 		words += 3*n*n + math.Exp2(d)*n
 	}
 	return 8 * words
+}
+
+// orList writes "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func formatBytes(b float64) string {
