@@ -6,7 +6,11 @@ import (
 	"math"
 )
 
-// Defaults of Settings.
+// Defaults of Settings: RTol and ATol for solves of states of order one,
+// tighter than scipy's solve_ivp (10⁻³, 10⁻⁶) because the solutions here are
+// kept and compared to many digits; a caller whose states have small
+// components that matter, or who needs event times to more digits, sets its
+// own (package flow's defaults are 10⁻⁸ and 10⁻¹², and say why).
 const (
 	DefaultRTol     = 1e-6
 	DefaultATol     = 1e-9

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -670,94 +669,6 @@ func TestInitFile(t *testing.T) {
 	}
 	if in := sidecarOf(t, b)["meta"].(map[string]any)["inputs"].(map[string]any)["init"].(map[string]any); in["path"] != init || len(in["sha256"].(string)) != 64 {
 		t.Errorf("inputs %v", in)
-	}
-}
-
-// TestRecorder: a recorder of at most 9 samples keeps t = 0, stays within
-// its bound, keeps the samples increasing and spread over the whole run
-// (no gap larger than four times the mean), and always keeps the end.
-func TestRecorder(t *testing.T) {
-	data, err := flow.NewData([]float64{0.2}, nil, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 1, R: 1, Tau: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := []float64{1, 2, 3}
-	rec := newRecorder(s, 9, y, 1)
-	for step := 1; step <= 1000; step++ {
-		rec.add(float64(step), y, 1)
-		if len(rec.t) > 9 {
-			t.Fatalf("step %d: %d samples", step, len(rec.t))
-		}
-	}
-	rec.last(1000.5, y, 1)
-	n := len(rec.t)
-	if rec.t[0] != 0 || rec.t[n-1] != 1000.5 || n < 5 {
-		t.Fatalf("samples %v", rec.t)
-	}
-	for i := 1; i < n; i++ {
-		if gap := rec.t[i] - rec.t[i-1]; !(gap > 0) || gap > 4*1000.5/float64(n-1) {
-			t.Errorf("gap %v between samples %d and %d: %v", gap, i-1, i, rec.t)
-		}
-	}
-	if len(rec.states) != n*s.Len() || rec.states[3*(n-1)+2] != 3 {
-		t.Errorf("states %v", rec.states)
-	}
-}
-
-// TestOnePassEqualsTwoPasses: a run until converged samples its output from
-// the first pass's continuous extension; when that does not fit in the
-// memory bound it integrates a second time with the output times. Both give
-// the same arrays, bit for bit: the second pass takes the same steps, ends at
-// the same terminal event, and evaluates the same continuous extension.
-func TestOnePassEqualsTwoPasses(t *testing.T) {
-	for _, budget := range []int{2 << 20, 1} {
-		onePassEqualsTwoPasses(t, budget)
-	}
-}
-
-// onePassEqualsTwoPasses compares a run with the default memory bound with
-// one under budget bytes: 2 MiB thins the ROCK4 steps of the kept
-// continuous extension (3 MB, of which DOP853 steps take 1 MB; see
-// ode.Settings.DenseLimit), 1 byte drops it and makes a second pass.
-func onePassEqualsTwoPasses(t *testing.T, budget int) {
-	dir := t.TempDir()
-	one, two := filepath.Join(dir, "one.npz"), filepath.Join(dir, "two.npz")
-	args := []string{"-D", "6", "-H", "6", "-spectrum", "power:1", "-samples", "301"}
-	if code, _, stderr := runCLI(t, append([]string{"run", "-o", one}, args...)...); code != 0 {
-		t.Fatalf("one pass: exit %d: %s", code, stderr)
-	}
-	saved := denseBytes
-	denseBytes = budget
-	defer func() { denseBytes = saved }()
-	code, stdout, stderr := runCLI(t, append([]string{"run", "-o", two}, args...)...)
-	if code != 0 {
-		t.Fatalf("budget %d: exit %d: %s", budget, code, stderr)
-	}
-	r1, err := npz.Open(one)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r1.Close()
-	r2, err := npz.Open(two)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	tt := readFloats(t, r1, "t")
-	if t2 := readFloats(t, r2, "t"); !slices.Equal(tt, t2) {
-		t.Fatalf("output times differ:\n%v\n%v\n%s", tt, t2, stdout)
-	}
-	for _, name := range []string{"loss", "v", "K", "Q", "M", "transitions"} {
-		a, b := readFloats(t, r1, name), readFloats(t, r2, name)
-		for i := range a {
-			if a[i] != b[i] {
-				t.Fatalf("%s[%d] = %v, second pass %v", name, i, a[i], b[i])
-			}
-		}
 	}
 }
 

@@ -29,7 +29,9 @@ func finalTime(e *env, job *spec.Job) (float64, error) {
 	if job.Spec.T > 0 {
 		return job.Spec.T, nil
 	}
-	tr, err := s.Run(e.ctx, job.Y0, solverSettings(job)) // T = 0: until converged
+	rs := solverSettings(job)
+	rs.Times = []float64{0} // T = 0: until converged, one pass
+	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return 0, err
 	}
@@ -162,7 +164,7 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 		return nil, nil, err
 	}
 	rs := solverSettings(job)
-	rs.T, rs.Times = T, outputTimes(sp, T, nil)
+	rs.T, rs.Times = T, grids[sp.Grid].Times(T, sp.Samples, nil)
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return nil, nil, err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -31,20 +30,14 @@ var (
 	testHookStats func(ode.Stats)
 )
 
-// denseBytes bounds the continuous extension a first pass keeps so that the
-// output is sampled from it rather than from a second pass, which gives the
-// same output bit for bit. Zero means an eighth of the available memory, at
-// least 256 MiB. A D = 16 power-law run keeps 0.13 GB and D = 32 1.6 GB;
-// beyond the bound the ROCK4 steps are thinned (ode.Settings.DenseLimit)
-// and only runs of explicit steps need the second pass. A variable for the
-// tests of both.
-var denseBytes = 0
-
+// denseBudget bounds the continuous extension a run keeps so that its
+// output is sampled from it rather than from a second pass, which gives
+// the same output bit for bit (flow.System.Run): an eighth of the
+// available memory, at least flow.DefaultDenseBytes. A D = 16 power-law run
+// keeps 0.13 GB and D = 32 1.6 GB; beyond the bound the ROCK4 steps are
+// thinned and only runs of explicit steps need the second pass.
 func denseBudget() int {
-	if denseBytes > 0 {
-		return denseBytes
-	}
-	return max(256<<20, int(spec.AvailableMemory()/8))
+	return max(flow.DefaultDenseBytes, int(spec.AvailableMemory()/8))
 }
 
 // samples are states of a run in the original basis, row-major.
@@ -52,191 +45,46 @@ type samples struct {
 	t, loss, states []float64
 }
 
-// recorder keeps at most max samples of the accepted steps of a run whose
-// end is unknown: when full, it drops every other sample and records half
-// as often, so the samples stay spread over the whole run.
-type recorder struct {
-	s             *flow.System
-	max, n        int
-	stride, count int
-	samples
-}
+// grids are the flow's output grids by the name of -grid.
+var grids = map[string]flow.Grid{"drops": flow.GridDrops, "lin": flow.GridLinear, "log": flow.GridLog}
 
-func newRecorder(s *flow.System, max int, y0 []float64, l0 float64) *recorder {
-	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
-	r.t = append(make([]float64, 0, max), 0)
-	r.loss = append(make([]float64, 0, max), l0)
-	r.states = append(make([]float64, 0, max*r.n), y0...)
-	return r
-}
-
-func (r *recorder) add(t float64, yEigen []float64, loss float64) {
-	if r.count++; r.count%r.stride != 0 {
-		return
-	}
-	r.push(t, yEigen, loss)
-}
-
-// last records the end of the run, whatever the stride.
-func (r *recorder) last(t float64, yEigen []float64, loss float64) {
-	if r.t[len(r.t)-1] != t {
-		r.push(t, yEigen, loss)
-	}
-}
-
-func (r *recorder) push(t float64, yEigen []float64, loss float64) {
-	if len(r.t) == r.max {
-		k := 0
-		for i := 0; i < len(r.t); i += 2 {
-			r.t[k], r.loss[k] = r.t[i], r.loss[i]
-			copy(r.states[k*r.n:(k+1)*r.n], r.states[i*r.n:(i+1)*r.n])
-			k++
-		}
-		r.t, r.loss, r.states = r.t[:k], r.loss[:k], r.states[:k*r.n]
-		r.stride *= 2
-	}
-	r.t = append(r.t, t)
-	r.loss = append(r.loss, loss)
-	r.states = append(r.states, make([]float64, r.n)...)
-	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
-}
-
-// solverSettings are the run settings of the job's -method, -rtol, -atol.
+// solverSettings are the run settings of the job's -T, -tol, -samples,
+// -grid, -method, -rtol and -atol.
 func solverSettings(job *spec.Job) flow.RunSettings {
 	sp := job.Spec
-	return flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Tol: sp.Tol}
-}
-
-// outputTimes is the grid of -samples and -grid over [0, T]; path is the
-// loss at the accepted steps of a first pass, which the drops grid needs.
-func outputTimes(sp *spec.Spec, T float64, path *flow.LossPath) []float64 {
-	switch sp.Grid {
-	case "log":
-		return flow.LogGrid(T*1e-6, T, sp.Samples-1)
-	case "drops":
-		if sp.Samples >= 4 && path != nil {
-			return flow.DropsGrid(T, sp.Samples, *path)
-		}
-	}
-	return flow.LinearGrid(T, sp.Samples)
+	return flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grids[sp.Grid],
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: denseBudget()}
 }
 
 func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
-	s, sp := job.System, job.Spec
-	out := &runOutcome{job: job, l0: s.Loss(job.Y0), complete: true, status: "reached T"}
-	obs := &runObserver{e: e, s: s}
+	s := job.System
 	rs := solverSettings(job)
-	rs.Observer = obs.observe
-	var stats ode.Stats
-	T := sp.T
-	var path *flow.LossPath
-	if T == 0 || sp.Grid == "drops" {
-		final, err := firstPass(e, job, &rs, obs, out, &stats)
-		if err != nil || final {
-			if err == nil {
-				err = e.finish(out, stats, start)
-			}
-			return err
+	steps := 0
+	rs.Observer = func(t float64, _ []float64, loss float64) error {
+		steps++
+		if testHookStep != nil {
+			testHookStep(t)
 		}
-		T, path = out.tEnd, obs.path
+		if e.progress.Due() {
+			e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, s.MinLoss(), steps))
+		}
+		return nil
 	}
-	// The second pass repeats the first (until converged, or to -T) with the
-	// output times: it takes the same steps, so its output is, bit for bit,
-	// what sampling the first pass's dense output gives.
-	obs.rec, obs.path = nil, nil
-	rs.T, rs.Times, rs.DenseBytes = sp.T, outputTimes(sp, T, path), 0
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
 		return err
 	}
-	stats.Add(tr.Stats)
-	out.samples = samples{t: tr.Times, loss: tr.Loss, states: tr.States}
-	out.transitions, out.tEnd = tr.Transitions, tr.FinalT
+	out := &runOutcome{job: job, l0: s.Loss(job.Y0), complete: true, status: tr.Status.String(),
+		samples: samples{t: tr.Times, loss: tr.Loss, states: tr.States}, transitions: tr.Transitions, tEnd: tr.FinalT}
 	if err != nil {
-		out.failed(err, "the output times reached")
-	}
-	return e.finish(out, stats, start)
-}
-
-// runObserver counts the steps and shows progress; during a first pass it
-// also records thinned samples (the output should the pass fail) and the
-// loss path for the drops grid.
-type runObserver struct {
-	e       *env
-	s       *flow.System
-	steps   int
-	rec     *recorder
-	path    *flow.LossPath
-	pathTol float64
-}
-
-func (o *runObserver) observe(t float64, y []float64, loss float64) error {
-	o.steps++
-	if testHookStep != nil {
-		testHookStep(t)
-	}
-	if o.rec != nil {
-		o.rec.add(t, y, loss)
-		if math.Abs(loss-o.path.Loss[len(o.path.Loss)-1]) >= o.pathTol {
-			o.path.T, o.path.Loss = append(o.path.T, t), append(o.path.Loss, loss)
+		what := "the output times reached"
+		if tr.Sampling == flow.AtSteps {
+			what = "samples at accepted steps of the first pass"
 		}
+		out.failed(err, what, tr.Status == flow.Interrupted)
 	}
-	if o.e.progress.Due() {
-		o.e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, o.s.MinLoss(), o.steps))
-	}
-	return nil
-}
-
-// firstPass finds T (integrating until L − L_min ≤ tol·(L(0) − L_min), or
-// to -T) and the loss path for the drops grid, keeping the continuous
-// extension. It reports whether out is final: the output sampled from the
-// extension, or the recorded samples of a pass that failed. Otherwise
-// out.tEnd is the end of the run and a second pass must sample it.
-func firstPass(e *env, job *spec.Job, rs *flow.RunSettings, obs *runObserver, out *runOutcome, stats *ode.Stats) (final bool, err error) {
-	s, sp := job.System, job.Spec
-	// The loss path keeps a step only when the loss has moved by pathTol
-	// since the last one kept: enough to place the drops grid, and bounded
-	// however long the plateaus are.
-	obs.rec = newRecorder(s, sp.Samples, job.Y0, out.l0)
-	obs.path = &flow.LossPath{T: []float64{0}, Loss: []float64{out.l0}}
-	obs.pathTol = 1e-6 * math.Abs(out.l0-s.MinLoss())
-	rs.T, rs.Times, rs.DenseBytes = sp.T, []float64{0}, denseBudget()
-	tr, err := s.Run(e.ctx, job.Y0, *rs)
-	if tr == nil {
-		return false, err
-	}
-	stats.Add(tr.Stats)
-	path := obs.path
-	if last := len(path.T) - 1; path.T[last] != tr.FinalT {
-		path.T, path.Loss = append(path.T, tr.FinalT), append(path.Loss, tr.FinalLoss)
-	}
-	out.transitions, out.tEnd = tr.Transitions, tr.FinalT
-	if err != nil {
-		obs.rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
-		out.samples = obs.rec.samples
-		out.failed(err, "samples at accepted steps of the first pass")
-		return true, nil
-	}
-	T := sp.T
-	if T == 0 {
-		T = tr.FinalT
-		out.status = "converged"
-	}
-	out.tEnd = T
-	if !tr.Dense() {
-		return false, nil
-	}
-	// One pass: the output times are sampled from the kept continuous
-	// extension.
-	times := outputTimes(sp, T, path)
-	states, loss, err := tr.Sample(times)
-	if err != nil {
-		return false, err
-	}
-	out.samples = samples{t: times, loss: loss, states: states}
-	out.tEnd = tr.FinalT
-	return true, nil
+	return e.finish(out, tr.Stats, start)
 }
 
 // runOutcome is what a run produced.
@@ -251,11 +99,10 @@ type runOutcome struct {
 	err         error
 }
 
-func (o *runOutcome) failed(err error, what string) *runOutcome {
+func (o *runOutcome) failed(err error, what string, interrupted bool) *runOutcome {
 	o.complete, o.err = false, err
 	o.status = "incomplete: " + what
-	var oe *ode.Error
-	if errors.As(err, &oe) && oe.Status == ode.Canceled {
+	if interrupted {
 		o.status = "interrupted: " + what
 	}
 	return o

@@ -107,7 +107,7 @@ func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*train
 	drops := sp.Grid == "drops" && sp.Samples >= 4
 	gs.KeepAll = drops && float64(sp.Steps+1)*float64(tr.Len())*8 <= float64(denseBudget())
 	if !gs.KeepAll { // the lin grid, also a drops run's fallback if it stops
-		gs.Keep = stepsOf(tr, sp.LR, outputTimes(sp, T, nil), sp.Steps)
+		gs.Keep = stepsOf(tr, sp.LR, grids[sp.Grid].Times(T, sp.Samples, nil), sp.Steps)
 	}
 	res, err := tr.GD(e.ctx, theta0, gs)
 	if res == nil || len(res.Kept) == 0 {
@@ -121,10 +121,10 @@ func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*train
 	keep, states := res.Kept, res.States
 	switch {
 	case drops && gs.KeepAll:
-		keep = stepsOf(tr, sp.LR, outputTimes(sp, out.tEnd, &path), res.Steps)
+		keep = stepsOf(tr, sp.LR, grids[sp.Grid].Times(out.tEnd, sp.Samples, &path), res.Steps)
 		states = selectStates(res, keep, tr.Len())
 	case drops && err == nil:
-		keep = stepsOf(tr, sp.LR, outputTimes(sp, T, &path), res.Steps)
+		keep = stepsOf(tr, sp.LR, grids[sp.Grid].Times(T, sp.Samples, &path), res.Steps)
 		again, err2 := tr.GD(e.ctx, theta0, train.GDSettings{LR: sp.LR, Steps: sp.Steps, Keep: keep})
 		if err2 != nil {
 			return nil, err2
@@ -192,7 +192,7 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*tra
 		fs.DenseBytes = denseBudget()
 		path.T, path.Loss = []float64{0}, []float64{tr.Loss(theta0)}
 	} else {
-		fs.Times = outputTimes(sp, T, nil)
+		fs.Times = grids[sp.Grid].Times(T, sp.Samples, nil)
 	}
 	res, err := tr.Flow(e.ctx, theta0, fs)
 	if res == nil {
@@ -201,7 +201,7 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*tra
 	out := &trainOutcome{tr: tr, complete: true, status: "done", tEnd: res.FinalT, stats: &res.Stats,
 		t: res.Times, loss: res.Loss, states: res.States}
 	if drops {
-		times := outputTimes(sp, res.FinalT, path)
+		times := grids[sp.Grid].Times(res.FinalT, sp.Samples, path)
 		states, loss, err2 := res.Sample(times)
 		switch {
 		case err2 != nil && err != nil:
