@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/linattn/linattn/output"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -40,7 +42,7 @@ func runCLIContext(t *testing.T, ctx context.Context, args ...string) (int, stri
 // sidecarOf reads FILE.json beside FILE.npz.
 func sidecarOf(t *testing.T, npzPath string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(sidecarPath(npzPath))
+	b, err := os.ReadFile(output.SidecarPath(npzPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,89 +115,49 @@ func TestDefaultRunGolden(t *testing.T) {
 	}
 }
 
-// TestRunArraysRoundTrip reads back every array of a run and checks it
-// against the same trajectory computed directly with package flow, element
-// by element and bit for bit, and the shapes against the sidecar.
+// TestRunArraysRoundTrip: every array of a run's .npz, read back through
+// package output, equals bit for bit what the library computes for the job
+// its sidecar describes (flow.System.Run with the sidecar's settings, laid
+// out by output.RunArrays), and the sidecar records every array's shape.
 func TestRunArraysRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, model := range []string{"separate", "merged"} {
-		t.Run(model, func(t *testing.T) {
-			dir := t.TempDir()
-			out := filepath.Join(dir, "r.npz")
-			args := []string{"run", "-model", model, "-spectrum", "power:1", "-D", "3", "-H", "2", "-winit", "0.1",
-				"-T", "3000", "-samples", "40", "-grid", "lin", "-o", out}
-			if model == "separate" {
-				args = append(args, "-R", "2")
-			}
-			if code, _, stderr := runCLI(t, args...); code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			given, err := spec.Parse(mustRead(t, sidecarPath(out)))
+		dir := t.TempDir()
+		out := filepath.Join(dir, "r.npz")
+		args := []string{"run", "-model", model, "-spectrum", "power:1", "-D", "3", "-H", "2", "-winit", "0.1",
+			"-T", "3000", "-samples", "40", "-o", out}
+		if model == "separate" {
+			args = append(args, "-R", "2")
+		}
+		if code, _, stderr := runCLI(t, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", model, code, stderr)
+		}
+		f, err := output.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, err := spec.Resolve(f.Sidecar.Spec, output.GroupSolver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := job.System.Run(context.Background(), job.Y0, solverSettings(job))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := output.RunArrays(job.System, tr)
+		if names := f.Names(); len(names) != len(want) || len(f.Sidecar.Meta.Arrays) != len(want) {
+			t.Errorf("%s: arrays %v, sidecar %v, want %d", model, names, f.Sidecar.Meta.Arrays, len(want))
+		}
+		for _, w := range want {
+			got, err := f.Array(w.Name, w.Shape...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			job, err := spec.Resolve(given, spec.Solver)
-			if err != nil {
-				t.Fatal(err)
+			if !slices.Equal(got.Shape, w.Shape) || !slices.Equal(f.Sidecar.Meta.Arrays[w.Name], w.Shape) ||
+				!slices.Equal(got.Float, w.Float) || !slices.Equal(got.Int, w.Int) {
+				t.Errorf("%s: array %s differs (shape %v, sidecar %v, want %v)", model, w.Name, got.Shape, f.Sidecar.Meta.Arrays[w.Name], w.Shape)
 			}
-			s := job.System
-			times := flow.LinearGrid(3000, 40)
-			tr, err := s.Run(context.Background(), job.Y0, flow.RunSettings{T: 3000, Times: times, Method: job.Method, RTol: job.Spec.RTol, ATol: job.Spec.ATol})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string][]float64{"t": tr.Times, "loss": tr.Loss, "eigvals": s.Data.Lambda(),
-				"plateaus": s.Data.PlateauLevels(), "Lambda": rowMajor(s.Data.Covariance()), "eigvecs": rowMajor(s.Data.Vecs())}
-			n, h, d := s.Len(), s.Model.H, s.Dim()
-			for i := range tr.Times {
-				y := tr.States[i*n : (i+1)*n]
-				want["v"] = append(want["v"], y[:h]...)
-				if model == "merged" {
-					want["U"] = append(want["U"], y[h:]...)
-				} else {
-					hrd := h * s.Model.R * d
-					want["K"] = append(want["K"], y[h:h+hrd]...)
-					want["Q"] = append(want["Q"], y[h+hrd:]...)
-				}
-				want["M"] = append(want["M"], rowMajor(s.MapOfEigen(s.ToEigen(nil, y)))...)
-			}
-			for _, tn := range tr.Transitions {
-				want["transitions"] = append(want["transitions"], tn.T)
-			}
-			r, err := npz.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			shapes := sidecarOf(t, out)["meta"].(map[string]any)["arrays"].(map[string]any)
-			for name, w := range want {
-				got := readFloats(t, r, name)
-				if len(got) != len(w) {
-					t.Fatalf("%s: %d values, want %d", name, len(got), len(w))
-				}
-				for i := range w {
-					if got[i] != w[i] {
-						t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], w[i])
-					}
-				}
-				size := 1
-				for _, x := range r.Header(name + ".npy").Descr.Shape {
-					size *= x
-				}
-				if size != len(w) || len(shapes[name].([]any)) != len(r.Header(name+".npy").Descr.Shape) {
-					t.Errorf("%s: shape %v, sidecar %v, %d values", name, r.Header(name+".npy").Descr.Shape, shapes[name], len(w))
-				}
-			}
-			if model == "separate" {
-				if sh := r.Header("K.npy").Descr.Shape; len(sh) != 4 || sh[0] != 40 || sh[1] != 2 || sh[2] != 2 || sh[3] != 3 {
-					t.Errorf("K shape %v, want (40, 2, 2, 3)", sh)
-				}
-			} else if sh := r.Header("U.npy").Descr.Shape; len(sh) != 4 || sh[0] != 40 || sh[1] != 2 || sh[2] != 3 || sh[3] != 3 {
-				t.Errorf("U shape %v, want (40, 2, 3, 3)", sh)
-			}
-			if len(r.Keys()) != len(shapes) {
-				t.Errorf("archive holds %d arrays, sidecar lists %d", len(r.Keys()), len(shapes))
-			}
-		})
+		}
 	}
 }
 
@@ -236,7 +198,7 @@ for name in sorted(d.files):
     assert a.dtype in (np.float64, np.int64), (name, a.dtype)
     print(name, hashlib.sha256(a.astype(a.dtype.newbyteorder("<")).tobytes()).hexdigest())
 `
-	cmd := exec.Command(py, "-c", script, out, sidecarPath(out))
+	cmd := exec.Command(py, "-c", script, out, output.SidecarPath(out))
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("numpy: %v\n%s", err, got)
@@ -281,7 +243,7 @@ func TestSidecarRepeatsRun(t *testing.T) {
 	if code, _, stderr := runCLI(t, args...); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "run", "-spec", sidecarPath(a), "-o", b); code != 0 {
+	if code, _, stderr := runCLI(t, "run", "-spec", output.SidecarPath(a), "-o", b); code != 0 {
 		t.Fatalf("repeat: exit %d: %s", code, stderr)
 	}
 	if !bytes.Equal(mustRead(t, a), mustRead(t, b)) {
@@ -296,7 +258,7 @@ func TestSidecarRepeatsRun(t *testing.T) {
 		t.Errorf("resolved specs differ:\n%s\n%s", ja, jb)
 	}
 	// A flag overrides the spec, and -N replaces the spec's -ntp-max.
-	if code, _, stderr := runCLI(t, "run", "-spec", sidecarPath(a), "-seed", "12", "-N", "5", "-o", c); code != 0 {
+	if code, _, stderr := runCLI(t, "run", "-spec", output.SidecarPath(a), "-seed", "12", "-N", "5", "-o", c); code != 0 {
 		t.Fatalf("override: exit %d: %s", code, stderr)
 	}
 	sc := sidecarOf(t, c)
@@ -595,12 +557,12 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 
 // TestHelp: -h lists every flag a command reads, with its type, and exits 0.
 func TestHelp(t *testing.T) {
-	for cmd, groups := range map[string][]spec.Group{"run": {spec.Problem, spec.Solver}, "landscape": {spec.Problem, spec.Landscape}, "reduced": {spec.Problem, spec.Solver, spec.Reduced}, "train": {spec.Problem, spec.Train}} {
+	for cmd, groups := range map[string][]output.Group{"run": {output.GroupProblem, output.GroupSolver}, "landscape": {output.GroupProblem, output.GroupLandscape}, "reduced": {output.GroupProblem, output.GroupSolver, output.GroupReduced}, "train": {output.GroupProblem, output.GroupTrain}} {
 		code, stdout, _ := runCLI(t, cmd, "-h")
 		if code != 0 {
 			t.Errorf("%s -h: exit %d", cmd, code)
 		}
-		for _, f := range spec.Fields {
+		for _, f := range output.Fields {
 			listed := strings.Contains(stdout, "\n  -"+f.Name+" ") || strings.Contains(stdout, "\n  -"+f.Name+"\n")
 			if want := f.ReadBy(groups); listed != want {
 				t.Errorf("%s -h: -%s listed %v, want %v", cmd, f.Name, listed, want)
@@ -653,11 +615,11 @@ func TestInitFile(t *testing.T) {
 			t.Fatalf("loss[%d]: %v from the seed, %v from -init", i, lossA[i], lossB[i])
 		}
 	}
-	given, err := spec.Parse(mustRead(t, sidecarPath(b)))
+	given, err := output.Parse(mustRead(t, output.SidecarPath(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := spec.Resolve(given, spec.Solver)
+	job, err := spec.Resolve(given, output.GroupSolver)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -729,7 +691,7 @@ func TestReducedMergedBalanced(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		b, err := os.ReadFile(sidecarPath(out))
+		b, err := os.ReadFile(output.SidecarPath(out))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
-	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/reduced"
 )
 
@@ -17,18 +17,14 @@ func init() {
 		Name:      "run",
 		UsageLine: "run [flags]",
 		Short:     "integrate the population gradient flow; write out/run.npz and its sidecar out/run.json",
-		Groups:    []spec.Group{spec.Solver},
+		Groups:    []output.Group{output.GroupSolver},
 		Out:       "out/run.npz",
 		Run:       runFlow,
 	})
 }
 
-// testHookStep, when set by a test, is called at every accepted step;
-// testHookStats with the solver statistics of every run.
-var (
-	testHookStep  func(t float64)
-	testHookStats func(ode.Stats)
-)
+// testHookStep, when set by a test, is called at every accepted step.
+var testHookStep func(t float64)
 
 // denseBudget bounds the continuous extension a run keeps so that its
 // output is sampled from it rather than from a second pass, which gives
@@ -38,11 +34,6 @@ var (
 // thinned and only runs of explicit steps need the second pass.
 func denseBudget() int {
 	return max(flow.DefaultDenseBytes, int(spec.AvailableMemory()/8))
-}
-
-// samples are states of a run in the original basis, row-major.
-type samples struct {
-	t, loss, states []float64
 }
 
 // grids are the flow's output grids by the name of -grid.
@@ -75,146 +66,91 @@ func runFlow(e *env, job *spec.Job) error {
 	if tr == nil {
 		return err
 	}
-	out := &runOutcome{job: job, l0: s.Loss(job.Y0), complete: true, status: tr.Status.String(),
-		samples: samples{t: tr.Times, loss: tr.Loss, states: tr.States}, transitions: tr.Transitions, tEnd: tr.FinalT}
+	side := newSidecar(e, job, start)
+	side.Meta.Complete, side.Meta.Status = err == nil, tr.Status.String()
 	if err != nil {
 		what := "the output times reached"
 		if tr.Sampling == flow.AtSteps {
 			what = "samples at accepted steps of the first pass"
 		}
-		out.failed(err, what, tr.Status == flow.Interrupted)
+		side.Meta.Status, side.Meta.Error = incomplete(tr.Status == flow.Interrupted)+what, err.Error()
 	}
-	return e.finish(out, tr.Stats, start)
-}
-
-// runOutcome is what a run produced.
-type runOutcome struct {
-	job         *spec.Job
-	l0          float64
-	samples     samples
-	transitions []flow.Transition
-	tEnd        float64
-	complete    bool
-	status      string
-	err         error
-}
-
-func (o *runOutcome) failed(err error, what string, interrupted bool) *runOutcome {
-	o.complete, o.err = false, err
-	o.status = "incomplete: " + what
-	if interrupted {
-		o.status = "interrupted: " + what
+	sp := job.Spec
+	side.Meta.Solver = output.NewSolverMeta(job.Method, sp.RTol, sp.ATol, tr.Stats, tr.FinalT)
+	pred := reduced.PredictDrops(s, job.Y0, tr.Transitions)
+	observed := flow.ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
+	if err := side.Meta.SetResult(runResult(s, job.Y0, tr, pred, observed)); err != nil {
+		return err
 	}
-	return o
-}
-
-// finish writes the arrays and the sidecar, prints the summary and returns
-// the run's error.
-func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
-	if testHookStats != nil {
-		testHookStats(stats)
-	}
-	job := o.job
-	s, sp := job.System, job.Spec
-	arrays := runArrays(s, o.samples, o.transitions)
-	m := newMeta(e, job, start)
-	m.Complete, m.Status = o.complete, o.status
-	if o.err != nil {
-		m.Error = o.err.Error()
-	}
-	m.Solver = &solverMeta{Method: job.Method.Name(), RTol: sp.RTol, ATol: sp.ATol,
-		Steps: stats.Steps, FuncEvals: stats.FuncEvals, Rejected: stats.Rejected, TEnd: o.tEnd,
-		ByMethod: byMethod(stats.PerMethod), Switches: stats.Switches}
-	pred := reduced.PredictDrops(job.System, job.Y0, o.transitions)
-	tr := make([]map[string]any, len(o.transitions))
-	for i, tn := range o.transitions {
-		tr[i] = map[string]any{"m": tn.M, "t": tn.T, "level": tn.Level}
-		if !math.IsNaN(pred[i]) {
-			tr[i]["t_predicted"] = pred[i]
-		}
-	}
-	final := o.samples.loss[len(o.samples.loss)-1]
-	observed := flow.ObservedPlateaus(o.samples.t, o.samples.loss, o.transitions, o.tEnd)
-	m.Result = map[string]any{
-		"samples": len(o.samples.t), "L0": o.l0, "final_loss": final, "transitions": tr,
-		"observed_plateaus": observed,
-	}
-	if err := e.save(job, arrays, m); err != nil {
+	arrays := append(output.RunArrays(s, tr), closedForm(s, tr.Times, tr.States)...)
+	if err := e.save(arrays, side); err != nil {
 		return err
 	}
 	e.progress.Done()
-	printRunSummary(e, o, stats, pred, observed, time.Since(start))
-	return o.err
+	printRunSummary(e, job, tr, side.Meta.Status, err, pred, observed, time.Since(start))
+	return err
 }
 
-// runArrays lays the samples out as arrays with real shapes: t (S), loss
-// (S), v (S, H), K and Q (S, H, R, D) or U (S, H, D, D), M (S, D, D),
-// key_alignment (S, H, R, D), the data arrays and the transitions.
-func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Array {
-	nt, n := len(smp.t), s.Len()
-	d, h, r := s.Dim(), s.Model.H, s.Model.R
-	hrd := h * r * d
-	v := make([]float64, 0, nt*h)
-	mOrig := make([]float64, nt*d*d)
-	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
-	if s.Model.Kind == flow.Merged {
-		u = make([]float64, 0, nt*(n-h))
-	} else {
-		k, q, ka = make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd)
+// incomplete begins the status of an output that is not complete.
+func incomplete(interrupted bool) string {
+	if interrupted {
+		return "interrupted: "
 	}
-	ye := make([]float64, n)
-	for i := 0; i < nt; i++ {
-		y := smp.states[i*n : (i+1)*n]
-		v = append(v, y[:h]...)
-		s.ToEigen(ye, y) // once per sample, for M and the alignment
-		s.MapOfEigenTo(mOrig[i*d*d:(i+1)*d*d], ye)
-		if s.Model.Kind == flow.Merged {
-			u = append(u, y[h:]...)
-			continue
+	return "incomplete: "
+}
+
+// runResult is the sidecar's result of the run tr: the drops with their
+// predicted times pred, and the plateaus observed.
+func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed []float64) output.RunResult {
+	res := output.RunResult{L0: s.Loss(y0), FinalLoss: tr.Loss[len(tr.Loss)-1], ObservedPlateaus: observed,
+		Samples: len(tr.Times), Transitions: make([]output.TransitionMeta, len(tr.Transitions))}
+	for i, tn := range tr.Transitions {
+		res.Transitions[i] = output.TransitionMeta{Level: tn.Level, M: tn.M, T: tn.T}
+		if !math.IsNaN(pred[i]) {
+			res.Transitions[i].TPredicted = &pred[i]
 		}
-		k = append(k, y[h:h+hrd]...)
-		q = append(q, y[h+hrd:]...)
-		keys, _ := s.AlignmentEigen(ye)
-		ka = append(ka, keys...)
 	}
-	ms := make([]int64, len(trans))
-	ts := make([]float64, len(trans))
-	for i, tn := range trans {
-		ms[i], ts[i] = int64(tn.M), tn.T
-	}
-	arrays := []export.Array{
-		export.Floats("t", smp.t, nt),
-		export.Floats("loss", smp.loss, nt),
-		export.Floats("v", v, nt, h),
-	}
-	if s.Model.Kind == flow.Merged {
-		arrays = append(arrays, export.Floats("U", u, nt, h, d, d))
-	} else {
-		arrays = append(arrays,
-			export.Floats("K", k, nt, h, r, d),
-			export.Floats("Q", q, nt, h, r, d),
-			export.Floats("key_alignment", ka, nt, h, r, d))
-	}
-	arrays = append(arrays, export.Floats("M", mOrig, nt, d, d))
-	arrays = append(arrays, dataArrays(s.Data)...)
-	return append(arrays,
-		export.Floats("transitions", ts, len(ts)),
-		export.Ints("transition_m", ms, len(ms)))
+	return res
 }
 
-func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []float64, elapsed time.Duration) {
+// closedForm is, for the merged model with white Λ, the closed-form loss
+// at the times of the states (reduced.MergedWhite, paper eq.
+// attnM-solution) with s₀ = ‖v(0)‖² from the first state: exact from a
+// balanced, aligned start. Otherwise, or where the closed form has no
+// value, it is nothing.
+func closedForm(s *flow.System, times, states []float64) []export.Array {
+	data, h := s.Data, s.Model.H
+	if s.Model.Kind != flow.Merged || !white(data.Lambda()) {
+		return nil
+	}
+	var s0 float64
+	for _, v := range states[:h] {
+		s0 += v * v
+	}
+	mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
+	cf := make([]float64, len(times))
+	for i, t := range times {
+		var err error
+		if cf[i], err = mw.Loss(t); err != nil {
+			return nil
+		}
+	}
+	return []export.Array{export.Floats(output.LossClosedForm, cf, len(cf))}
+}
+
+func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, runErr error, pred, observed []float64, elapsed time.Duration) {
 	w := e.stdout
-	job := o.job
 	s, sp := job.System, job.Spec
+	stats := tr.Stats
 	fmt.Fprintf(w, "linattn run: %s\n", describeJob(job))
-	how := fmt.Sprintf("to T = %.6g", o.tEnd)
+	how := fmt.Sprintf("to T = %.6g", tr.FinalT)
 	if sp.T == 0 {
-		how = fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", sp.Tol, o.tEnd)
+		how = fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", sp.Tol, tr.FinalT)
 	}
 	fmt.Fprintf(w, "integrated %s with %s (rtol %g, atol %g): %d steps, %d evaluations, %d rejected\n",
 		how, job.Method.Name(), sp.RTol, sp.ATol, stats.Steps, stats.FuncEvals, stats.Rejected)
-	if !o.complete {
-		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", o.status, o.err)
+	if runErr != nil {
+		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", status, runErr)
 	}
 	if s.ExpressivityLimited {
 		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
@@ -231,10 +167,10 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []fl
 	for k, l := range observed {
 		fmt.Fprintf(w, "m=%-6d %-14.8g %-14.8g\n", plateauIndex(k), levels[plateauIndex(k)], l)
 	}
-	if len(o.transitions) > 0 {
+	if len(tr.Transitions) > 0 {
 		fmt.Fprintf(w, "\n%-8s %-14s %-14s %s\n", "drop", "t_m observed", "t_m predicted", predictionNote(s))
 		missing := false
-		for i, tn := range o.transitions {
+		for i, tn := range tr.Transitions {
 			p := "—"
 			if !math.IsNaN(pred[i]) {
 				p = fmt.Sprintf("%.6g", pred[i])
@@ -247,9 +183,9 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []fl
 			fmt.Fprintf(w, "—: the 1-D theory started at t_{m−1} gives no estimate for this drop (see linattn reduced)\n")
 		}
 	}
-	final := o.samples.loss[len(o.samples.loss)-1]
+	final := tr.Loss[len(tr.Loss)-1]
 	fmt.Fprintf(w, "\nfinal loss %.10g; L_min = %.10g (gap %.3g)\n", final, s.MinLoss(), final-s.MinLoss())
-	fmt.Fprintf(w, "wrote %s (%d samples) and %s in %s\n", e.out, len(o.samples.t), sidecarPath(e.out), formatDuration(elapsed))
+	fmt.Fprintf(w, "wrote %s (%d samples) and %s in %s\n", e.out, len(tr.Times), output.SidecarPath(e.out), formatDuration(elapsed))
 }
 
 func predictionNote(s *flow.System) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/linattn/linattn/output"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,7 @@ func TestSweepShardsResume(t *testing.T) {
 	if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", whole, "-j", "2"); code != 0 || !strings.Contains(out, "8 complete") {
 		t.Fatalf("whole: exit %d\n%s", code, out)
 	}
-	var idx sweepIndex
+	var idx output.Index
 	if err := json.Unmarshal(mustRead(t, filepath.Join(whole, "index.json")), &idx); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestSweepFailures(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(out, "1 complete") || !strings.Contains(out, "run 0 failed: -H = 0, want H ≥ 1") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	var idx sweepIndex
+	var idx output.Index
 	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "index.json")), &idx); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/train"
 )
 
@@ -19,7 +20,7 @@ func init() {
 		Name:      "train",
 		UsageLine: "train [flags]",
 		Short:     "train the attention layer on P sampled sequences beside the population flow; write out/train.npz and its sidecar",
-		Groups:    []spec.Group{spec.Train},
+		Groups:    []output.Group{output.GroupTrain},
 		Out:       "out/train.npz",
 		Run:       runTrain,
 	})
@@ -154,7 +155,7 @@ func selectStates(res *train.GDResult, steps []int, n int) []float64 {
 
 // setSamples records the kept steps: their times, weights and training
 // loss (for SGD the full training loss, evaluated here).
-func (o *trainOutcome) setSamples(tr *train.Trainer, sp *spec.Spec, keep []int, states []float64, res *train.GDResult) {
+func (o *trainOutcome) setSamples(tr *train.Trainer, sp *output.Spec, keep []int, states []float64, res *train.GDResult) {
 	n := tr.Len()
 	o.states = states
 	for i, k := range keep {
@@ -288,8 +289,6 @@ func compareTable(s *flow.System, observed []float64, trans []flow.Transition, c
 	return rows
 }
 
-var compareColumns = []string{"m", "L(M_m)", "plateau_train", "plateau_flow", "t_train", "t_flow"}
-
 // trainArrays are run's arrays of the flow-state part of the weights, and
 // the training run's own: step, the extra blocks, the test losses, the
 // flow's loss and the comparison.
@@ -304,9 +303,10 @@ func trainArrays(job *spec.Job, o *trainOutcome, test [2][]float64, c comparison
 		flowStates = append(flowStates, m.Flow(th)...)
 		extras = append(extras, m.Extras(th)...)
 	}
-	arrays := runArrays(s, samples{t: o.t, loss: o.loss, states: flowStates}, o.transitions)
+	arrays := output.RunArrays(s, &flow.Trajectory{Times: o.t, Loss: o.loss, States: flowStates, Transitions: o.transitions})
+	arrays = append(arrays, closedForm(s, o.t, flowStates)...)
 	if o.steps != nil {
-		arrays = append(arrays, export.Ints("step", o.steps, ns))
+		arrays = append(arrays, export.Ints(output.Step, o.steps, ns))
 	}
 	if m.Blocks == train.Full {
 		h, d := m.H, m.D
@@ -317,20 +317,20 @@ func trainArrays(job *spec.Job, o *trainOutcome, test [2][]float64, c comparison
 			vx = append(vx, extras[i*ex:i*ex+split]...)
 			other = append(other, extras[i*ex+split:(i+1)*ex]...)
 		}
-		arrays = append(arrays, export.Floats("v_x", vx, ns, h, d))
+		arrays = append(arrays, export.Floats(output.ValueX, vx, ns, h, d))
 		if m.Kind == flow.Merged {
-			arrays = append(arrays, export.Floats("u_y", other, ns, h, d))
+			arrays = append(arrays, export.Floats(output.LabelKQ, other, ns, h, d))
 		} else {
-			arrays = append(arrays, export.Floats("k_y", other, ns, h, m.R))
+			arrays = append(arrays, export.Floats(output.KeyLabel, other, ns, h, m.R))
 		}
 	}
 	if test[0] != nil {
-		arrays = append(arrays, export.Floats("test_icl", test[0], ns), export.Floats("test_iwl", test[1], ns))
+		arrays = append(arrays, export.Floats(output.TestICL, test[0], ns), export.Floats(output.TestIWL, test[1], ns))
 	}
 	if c.err == nil {
-		arrays = append(arrays, export.Floats("flow_loss", c.loss, ns))
+		arrays = append(arrays, export.Floats(output.FlowLoss, c.loss, ns))
 	}
-	return append(arrays, export.Floats("compare", table, s.Dim()+1, len(compareColumns)))
+	return append(arrays, export.Floats(output.Compare, table, s.Dim()+1, len(output.CompareColumns)))
 }
 
 // testLosses evaluates the test sets at every sample (nil without them).
@@ -353,19 +353,19 @@ func (e *env) finishTrain(job *spec.Job, o *trainOutcome, start time.Time) error
 	observed := flow.ObservedPlateaus(o.t, o.loss, o.transitions, o.tEnd)
 	table := compareTable(s, observed, o.transitions, c)
 	arrays := trainArrays(job, o, test, c, table)
-	m := newMeta(e, job, start)
+	side := newSidecar(e, job, start)
+	m := &side.Meta
 	m.Complete, m.Status = o.complete, o.status
 	if o.err != nil {
 		m.Error = o.err.Error()
 	}
 	if o.stats != nil {
-		st := *o.stats
-		m.Solver = &solverMeta{Method: job.Method.Name(), RTol: sp.RTol, ATol: sp.ATol,
-			Steps: st.Steps, FuncEvals: st.FuncEvals, Rejected: st.Rejected, TEnd: o.tEnd,
-			ByMethod: byMethod(st.PerMethod), Switches: st.Switches}
+		m.Solver = output.NewSolverMeta(job.Method, sp.RTol, sp.ATol, *o.stats, o.tEnd)
 	}
-	m.Result = trainResult(o, test, c, observed)
-	if err := e.save(job, arrays, m); err != nil {
+	if err := m.SetResult(trainResult(o, test, c, observed)); err != nil {
+		return err
+	}
+	if err := e.save(arrays, side); err != nil {
 		return err
 	}
 	e.progress.Done()
@@ -383,7 +383,7 @@ func trainResult(o *trainOutcome, test [2][]float64, c comparison, observed []fl
 	res := map[string]any{
 		"samples": len(o.t), "L0": o.loss[0], "final_loss": o.loss[last], "t_end": o.tEnd,
 		"path": o.tr.Path().String(), "features": o.tr.Features(), "weights": cfg.Model.Len(),
-		"transitions": tr, "observed_plateaus": observed, "compare_columns": compareColumns,
+		"transitions": tr, "observed_plateaus": observed, "compare_columns": output.CompareColumns,
 	}
 	if o.steps != nil {
 		res["steps_done"] = o.stepsDone
@@ -440,5 +440,5 @@ func printTrainSummary(e *env, job *spec.Job, o *trainOutcome, test [2][]float64
 	if test[0] != nil {
 		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g", test[0][last], test[1][last])
 	}
-	fmt.Fprintf(w, "\nwrote %s (%d samples) and %s in %s\n", e.out, len(o.t), sidecarPath(e.out), formatDuration(elapsed))
+	fmt.Fprintf(w, "\nwrote %s (%d samples) and %s in %s\n", e.out, len(o.t), output.SidecarPath(e.out), formatDuration(elapsed))
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"github.com/linattn/linattn/output"
+	"gonum.org/v1/gonum/mat"
 	"math"
 	"os"
 	"path/filepath"
@@ -31,11 +33,11 @@ func TestTrainArraysRoundTrip(t *testing.T) {
 			if code, _, stderr := runCLI(t, append(smallTrain, "-path", path, "-o", out)...); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			given, err := spec.Parse(mustRead(t, sidecarPath(out)))
+			given, err := output.Parse(mustRead(t, output.SidecarPath(out)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			job, err := spec.Resolve(given, spec.Train)
+			job, err := spec.Resolve(given, output.GroupTrain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +156,7 @@ func TestTrainRepeat(t *testing.T) {
 			if code, _, stderr := runCLI(t, append(args, "-o", a)...); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if code, _, stderr := runCLI(t, "train", "-spec", sidecarPath(a), "-o", b); code != 0 {
+			if code, _, stderr := runCLI(t, "train", "-spec", output.SidecarPath(a), "-o", b); code != 0 {
 				t.Fatalf("repeat: exit %d: %s", code, stderr)
 			}
 			ma, mb := sidecarOf(t, a)["meta"].(map[string]any), sidecarOf(t, b)["meta"].(map[string]any)
@@ -253,4 +255,16 @@ func TestTrainInterrupt(t *testing.T) {
 	if ts := readFloats(t, r, "t"); ts[len(ts)-1] != 200 {
 		t.Errorf("samples end at t = %v, want 200 (step 200)", ts[len(ts)-1])
 	}
+}
+
+// rowMajor returns m's elements in C order.
+func rowMajor(m mat.Matrix) []float64 {
+	r, c := m.Dims()
+	out := make([]float64, 0, r*c)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out = append(out, m.At(i, j))
+		}
+	}
+	return out
 }

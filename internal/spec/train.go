@@ -22,7 +22,7 @@ const (
 // resolveTrain fills in and validates the fields of train; def sets a
 // field's default when it was not given.
 func (s *Spec) resolveTrain(def func(string, func())) error {
-	if s.given["nu"] {
+	if s.Given("nu") {
 		return fmt.Errorf("-nu: train draws sequences, so it needs their lengths: give -N or -ntp-max instead")
 	}
 	def("P", func() { s.P = DefaultP })
@@ -79,12 +79,12 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 	}
 	def("data-seed", func() {
 		s.DataSeed = DefaultSeed
-		if s.given["seed"] {
+		if s.Given("seed") {
 			s.DataSeed = s.Seed
 		}
 	})
 	cfg := s.trainConfig(nil)
-	if need, limit := cfg.EstimateBytes(), MemoryLimit(); need > limit {
+	if need, limit := cfg.EstimateBytes(), s.memoryLimit; need > limit {
 		return fmt.Errorf("-P = %d, -test = %d: the data need an estimated %s, more than the %s available; lower -P or -test, or use -path moments (linear attention)",
 			s.P, s.Test, formatBytes(need), formatBytes(limit))
 	}
@@ -92,7 +92,7 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 }
 
 // TrainConfig returns the training problem of a job resolved for train.
-func (j *Job) TrainConfig() train.Config { return j.Spec.trainConfig(j.Data) }
+func (j *Job) TrainConfig() train.Config { return (&Spec{Spec: j.Spec}).trainConfig(j.Data) }
 
 func (s *Spec) trainConfig(data *flow.Data) train.Config {
 	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R}
@@ -106,7 +106,7 @@ func (s *Spec) trainConfig(data *flow.Data) train.Config {
 		m.Blocks = train.Reduced
 	}
 	task := train.Task{Data: data, N: s.N, ICL: s.ICL}
-	if s.given["ntp-max"] {
+	if s.Given("ntp-max") {
 		task.N, task.NTPMax = 0, s.NTPMax
 	}
 	paths := map[string]train.Path{"auto": train.Auto, "direct": train.Direct, "moments": train.Moments, "columns": train.Columns}

@@ -1,14 +1,4 @@
-// Package spec is the specification of a linattn job: the problem (data,
-// model, initialization) and how to solve it, with one name per field that
-// serves as the command-line flag (with a dash) and as the JSON key.
-//
-// A Spec records which fields were given. Sources are layered: a JSON spec
-// file, then the command-line flags, each given field replacing the one
-// below it together with its alternatives (-N, -nu and -ntp-max exclude
-// each other, as do -eigs, -spectrum and -white, and -init with -winit and
-// -seed). Resolve fills every default in and validates; the resolved spec,
-// written back as JSON, is itself a spec that repeats the job exactly.
-package spec
+package output
 
 import (
 	"bytes"
@@ -22,8 +12,20 @@ import (
 	"strings"
 )
 
+// The specification of a job, as a sidecar holds it: the problem (data,
+// model, initialization) and how it was solved, one name per field that is
+// also the command-line flag (with a dash) and the JSON key.
+//
+// A Spec records which fields were given. Sources are layered: a JSON spec
+// file, then the command-line flags, each given field replacing the one
+// below it together with its alternatives (-N, -nu and -ntp-max exclude
+// each other, as do -eigs, -spectrum and -white, and -init with -winit and
+// -seed). The linattn command fills every default in and validates; the
+// resolved spec, written back as JSON, is itself a spec that repeats the job
+// exactly.
+
 // Spec is a job specification. Zero values mean "not given" only through
-// Given; Resolve replaces every field that is not given by its default.
+// Given; in a sidecar every field the command read is given.
 type Spec struct {
 	Model    string
 	D        int
@@ -74,11 +76,11 @@ type Spec struct {
 type Group int
 
 const (
-	Problem   Group = iota // data, model and initialization: every command
-	Solver                 // integration: run and reduced
-	Landscape              // landscape only
-	Reduced                // reduced only
-	Train                  // train only
+	GroupProblem   Group = iota // data, model and initialization: every command
+	GroupSolver                 // integration: run and reduced
+	GroupLandscape              // landscape only
+	GroupReduced                // reduced only
+	GroupTrain                  // train only
 )
 
 // Field describes one field of Spec.
@@ -138,50 +140,50 @@ var Fields = []Field{
 	{Name: "tau", Usage: "time constant τ > 0 of the flow; gradient descent with learning rate η follows it with t/τ = 2η·steps (default 1)",
 		ptr: func(s *Spec) any { return &s.Tau }},
 
-	{Name: "T", Group: Solver, Usage: "final time ≥ 0; 0 runs until converged, see -tol (default 0)",
+	{Name: "T", Group: GroupSolver, Usage: "final time ≥ 0; 0 runs until converged, see -tol (default 0)",
 		ptr: func(s *Spec) any { return &s.T }},
-	{Name: "tol", Group: Solver, Usage: "with -T 0, stop when L − L_min ≤ tol·(L(0) − L_min), tol in (0, 1) (default 1e-6)",
+	{Name: "tol", Group: GroupSolver, Usage: "with -T 0, stop when L − L_min ≤ tol·(L(0) − L_min), tol in (0, 1) (default 1e-6)",
 		ptr: func(s *Spec) any { return &s.Tol }},
-	{Name: "samples", Group: Solver, Also: []Group{Train}, Usage: "number S ≥ 2 of output times (default 2001)",
+	{Name: "samples", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "number S ≥ 2 of output times (default 2001)",
 		ptr: func(s *Spec) any { return &s.Samples }},
-	{Name: "grid", Group: Solver, Also: []Group{Train}, Usage: "output times: drops (⌊S/2⌋ points equally spaced in time from 0 to T, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
+	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/2⌋ points equally spaced in time from 0 to T, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
 		ptr: func(s *Spec) any { return &s.Grid }},
-	{Name: "method", Group: Solver, Also: []Group{Train}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5 (default auto)",
+	{Name: "method", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5 (default auto)",
 		ptr: func(s *Spec) any { return &s.Method }},
-	{Name: "rtol", Group: Solver, Also: []Group{Train}, Usage: "relative tolerance in (0, 1) (default 1e-8; 1e-10 for dop853, dp5, tsit5)",
+	{Name: "rtol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "relative tolerance in (0, 1) (default 1e-8; 1e-10 for dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.RTol }},
-	{Name: "atol", Group: Solver, Also: []Group{Train}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for dop853, dp5, tsit5)",
+	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.ATol }},
 
-	{Name: "stability", Group: Landscape, Usage: "analyze the stability of every fixed point (separate model: D ≤ 10) (default true)",
+	{Name: "stability", Group: GroupLandscape, Usage: "analyze the stability of every fixed point (separate model: D ≤ 10) (default true)",
 		ptr: func(s *Spec) any { return &s.Stability }},
 
-	{Name: "align", Group: Reduced, Usage: "key and query alignment in (0, 1) from which the 1-D ansatz is taken to hold (default 0.99)",
+	{Name: "align", Group: GroupReduced, Usage: "key and query alignment in (0, 1) from which the 1-D ansatz is taken to hold (default 0.99)",
 		ptr: func(s *Spec) any { return &s.Align }},
-	{Name: "points", Group: Reduced, Usage: "comparison times per drop, ≥ 2 (default 2000)",
+	{Name: "points", Group: GroupReduced, Usage: "comparison times per drop, ≥ 2 (default 2000)",
 		ptr: func(s *Spec) any { return &s.Points }},
 
-	{Name: "P", Group: Train, Usage: "number of training sequences P ≥ 1 (default 10000)",
+	{Name: "P", Group: GroupTrain, Usage: "number of training sequences P ≥ 1 (default 10000)",
 		ptr: func(s *Spec) any { return &s.P }},
-	{Name: "lr", Group: Train, Usage: "learning rate η > 0; a step advances t/τ by 2η (default 0.5)",
+	{Name: "lr", Group: GroupTrain, Usage: "learning rate η > 0; a step advances t/τ by 2η (default 0.5)",
 		ptr: func(s *Spec) any { return &s.LR }},
-	{Name: "steps", Group: Train, Usage: "gradient-descent steps ≥ 1; with -gd=false the flow runs to t/τ = 2η·steps (default 40000)",
+	{Name: "steps", Group: GroupTrain, Usage: "gradient-descent steps ≥ 1; with -gd=false the flow runs to t/τ = 2η·steps (default 40000)",
 		ptr: func(s *Spec) any { return &s.Steps }},
-	{Name: "batch", Group: Train, Usage: "minibatch size of SGD in [1, P], or 0 for full-batch gradient descent (default 0)",
+	{Name: "batch", Group: GroupTrain, Usage: "minibatch size of SGD in [1, P], or 0 for full-batch gradient descent (default 0)",
 		ptr: func(s *Spec) any { return &s.Batch }},
-	{Name: "attention", Group: Train, Usage: "linear (weights s/N) or softmax (over the context and query columns, ρ = 1) (default linear)",
+	{Name: "attention", Group: GroupTrain, Usage: "linear (weights s/N) or softmax (over the context and query columns, ρ = 1) (default linear)",
 		ptr: func(s *Spec) any { return &s.Attention }},
-	{Name: "layer", Group: Train, Usage: "full (every block of the layer that enters ŷ trained) or reduced (the paper's reduction: only v and U, or v, K and Q) (default full)",
+	{Name: "layer", Group: GroupTrain, Usage: "full (every block of the layer that enters ŷ trained) or reduced (the paper's reduction: only v and U, or v, K and Q) (default full)",
 		ptr: func(s *Spec) any { return &s.Layer }},
-	{Name: "icl", Group: Train, Usage: "fraction c in [0, 1] of training sequences with a random task vector; the others use one fixed w₀ (default 1)",
+	{Name: "icl", Group: GroupTrain, Usage: "fraction c in [0, 1] of training sequences with a random task vector; the others use one fixed w₀ (default 1)",
 		ptr: func(s *Spec) any { return &s.ICL }},
-	{Name: "test", Group: Train, Usage: "sequences in each test set (in-context, in-weight), ≥ 0 (default 1000)",
+	{Name: "test", Group: GroupTrain, Usage: "sequences in each test set (in-context, in-weight), ≥ 0 (default 1000)",
 		ptr: func(s *Spec) any { return &s.Test }},
-	{Name: "path", Group: Train, Usage: "auto (moments where exact, else direct), direct (sequence by sequence), moments (the exact fast path: linear attention, full batch) or columns (the layer column by column) (default auto)",
+	{Name: "path", Group: GroupTrain, Usage: "auto (moments where exact, else direct), direct (sequence by sequence), moments (the exact fast path: linear attention, full batch) or columns (the layer column by column) (default auto)",
 		ptr: func(s *Spec) any { return &s.Path }},
-	{Name: "gd", Group: Train, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch) (default true)",
+	{Name: "gd", Group: GroupTrain, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch) (default true)",
 		ptr: func(s *Spec) any { return &s.GD }},
-	{Name: "data-seed", Group: Train, Usage: "seed of the data (sequences, w₀, minibatches), an integer in [0, 2^64) (default: -seed, or 3 with -init)",
+	{Name: "data-seed", Group: GroupTrain, Usage: "seed of the data (sequences, w₀, minibatches), an integer in [0, 2^64) (default: -seed, or 3 with -init)",
 		ptr: func(s *Spec) any { return &s.DataSeed }},
 }
 
@@ -209,14 +211,16 @@ func (s *Spec) Clone() *Spec {
 	return &c
 }
 
-func (s *Spec) mark(name string) {
+// Mark marks the field called name as given.
+func (s *Spec) Mark(name string) {
 	if s.given == nil {
 		s.given = map[string]bool{}
 	}
 	s.given[name] = true
 }
 
-func (s *Spec) unmark(name string) {
+// Clear sets the field called name to its zero value, not given.
+func (s *Spec) Clear(name string) {
 	delete(s.given, name)
 	f, _ := Lookup(name)
 	zero(f.ptr(s))
@@ -239,9 +243,9 @@ func zero(p any) {
 	}
 }
 
-// checkAlternatives rejects a source that gives two fields excluding each
-// other.
-func (s *Spec) checkAlternatives(prefix string) error {
+// CheckAlternatives rejects a source that gives two fields excluding each
+// other, naming them with prefix ("-" for flags).
+func (s *Spec) CheckAlternatives(prefix string) error {
 	for _, f := range Fields {
 		if !s.given[f.Name] {
 			continue
@@ -264,11 +268,11 @@ func (s *Spec) Override(o *Spec) {
 		}
 		for _, a := range f.Alternatives {
 			if s.given[a] {
-				s.unmark(a)
+				s.Clear(a)
 			}
 		}
 		setFrom(f.ptr(s), f.ptr(o))
-		s.mark(f.Name)
+		s.Mark(f.Name)
 	}
 }
 
@@ -288,10 +292,6 @@ func setFrom(dst, src any) {
 		*d = append([]float64(nil), *src.(*[]float64)...)
 	}
 }
-
-// MetaKey is the key of a sidecar's metadata; Parse ignores it, so that
-// every sidecar is itself a spec.
-const MetaKey = "meta"
 
 // Parse decodes a JSON spec: an object whose keys are field names. Values
 // have the field's type; unknown keys are errors.
@@ -328,9 +328,9 @@ func Parse(data []byte) (*Spec, error) {
 		if err := json.Unmarshal(raw, f.ptr(s)); err != nil {
 			return nil, fmt.Errorf("spec: field %q: want %s, got %s", k, typeName(f.ptr(s)), raw)
 		}
-		s.mark(k)
+		s.Mark(k)
 	}
-	if err := s.checkAlternatives(""); err != nil {
+	if err := s.CheckAlternatives(""); err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
 	}
 	return s, nil
@@ -389,28 +389,14 @@ func (s *Spec) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Value is a flag.Value that sets one field of a Spec and marks it given.
-type Value struct {
-	spec  *Spec
-	field *Field
-}
-
-// NewValue returns the flag.Value of the field called name in s.
-func NewValue(s *Spec, name string) *Value {
+// Text returns the value of the field called name as a command line
+// writes it, or "" when it was not given.
+func (s *Spec) Text(name string) string {
 	f, ok := Lookup(name)
-	if !ok {
-		panic("spec: no field " + name)
-	}
-	return &Value{spec: s, field: f}
-}
-
-// String returns the flag's text, empty when it was not given (so that
-// package flag prints no default of its own: the usage states it).
-func (v *Value) String() string {
-	if v == nil || v.spec == nil || !v.spec.given[v.field.Name] {
+	if !ok || !s.given[name] {
 		return ""
 	}
-	switch p := v.field.ptr(v.spec).(type) {
+	switch p := f.ptr(s).(type) {
 	case *string:
 		return *p
 	case *int:
@@ -431,11 +417,15 @@ func (v *Value) String() string {
 	return ""
 }
 
-// Set parses a flag's text.
-func (v *Value) Set(text string) error {
-	name := v.field.Name
+// SetText parses the value of the field called name as a command line
+// gives it (a list comma-separated) and marks the field given.
+func (s *Spec) SetText(name, text string) error {
+	f, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("no field %q", name)
+	}
 	text = strings.TrimSpace(text)
-	switch p := v.field.ptr(v.spec).(type) {
+	switch p := f.ptr(s).(type) {
 	case *string:
 		*p = text
 	case *int:
@@ -473,13 +463,14 @@ func (v *Value) Set(text string) error {
 		}
 		*p = xs
 	}
-	v.spec.mark(name)
+	s.Mark(name)
 	return nil
 }
 
-// Type names the kind of value the flag takes, for -h.
-func (v *Value) Type() string {
-	switch v.field.ptr(v.spec).(type) {
+// Kind names the type of the field's values: string, int, uint, float,
+// list (of floats) or bool.
+func (f *Field) Kind() string {
+	switch f.ptr(&Spec{}).(type) {
 	case *string:
 		return "string"
 	case *int:
@@ -491,13 +482,7 @@ func (v *Value) Type() string {
 	case *[]float64:
 		return "list"
 	}
-	return ""
-}
-
-// IsBoolFlag lets -stability (and -balanced) stand for -stability=true.
-func (v *Value) IsBoolFlag() bool {
-	_, ok := v.field.ptr(v.spec).(*bool)
-	return ok
+	return "bool"
 }
 
 // Rebase makes the relative paths of the -init and -eigvecs files relative
@@ -510,6 +495,3 @@ func (s *Spec) Rebase(dir string) {
 		s.Eigvecs = filepath.Join(dir, s.Eigvecs)
 	}
 }
-
-// CheckFlags rejects command-line flags that exclude each other.
-func (s *Spec) CheckFlags() error { return s.checkAlternatives("-") }

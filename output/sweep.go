@@ -1,4 +1,4 @@
-package spec
+package output
 
 import (
 	"bytes"
