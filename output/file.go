@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
 )
 
 // File is an output read back: the arrays of FILE.npz and the sidecar
@@ -20,7 +22,8 @@ type File struct {
 	// Index is a sweep's index; nil for other outputs.
 	Index *Index
 
-	z *export.NPZReader
+	names []string
+	read  func(name string) (export.Array, error)
 }
 
 // Open reads the output file at path: FILE.npz as linattn run, train,
@@ -37,7 +40,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := &File{Path: path, z: z}
+	f := &File{Path: path, names: z.Names(), read: z.Read}
 	side, err := os.ReadFile(SidecarPath(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s has no sidecar %s: not an output of linattn (%w)", path, SidecarPath(path), err)
@@ -47,7 +50,7 @@ func Open(path string) (*File, error) {
 		return f, nil
 	}
 	var idx Index
-	if json.Unmarshal(side, &idx) == nil && idx.Rows != nil && z.Has(IndexStatus) {
+	if json.Unmarshal(side, &idx) == nil && idx.Rows != nil && f.Has(IndexStatus) {
 		f.Index = &idx
 		return f, nil
 	}
@@ -63,19 +66,56 @@ func (f *File) Command() string {
 	return f.Sidecar.Meta.Command
 }
 
+// RunFile is the output linattn run writes for the run tr of s, in memory:
+// the arrays of RunArrays, and a sidecar whose spec gives the model (model,
+// D, eigs, H, R, tau) and whose meta the problem (ProblemMeta), with
+// command "run". Path is empty.
+func RunFile(s *flow.System, tr *flow.Trajectory) *File {
+	sp := &Spec{Model: "separate", D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
+	if s.Model.Kind == flow.Merged {
+		sp.Model, sp.R = "merged", 0
+	}
+	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau"} {
+		if name != "R" || sp.R > 0 {
+			sp.Mark(name)
+		}
+	}
+	status := "complete"
+	if tr.Status != flow.NotRun {
+		status = tr.Status.String()
+	}
+	side := &Sidecar{Spec: sp, Meta: Meta{Program: Program, Command: "run", Complete: tr.Status != flow.Interrupted && tr.Status != flow.Failed,
+		Status: status, Problem: NewProblemMeta(s)}}
+	arrays := RunArrays(s, tr)
+	f := &File{Sidecar: side, read: func(name string) (export.Array, error) {
+		for _, a := range arrays {
+			if a.Name == name {
+				return a, nil
+			}
+		}
+		return export.Array{}, fmt.Errorf("no array %q", name)
+	}}
+	side.Meta.Arrays = map[string][]int{}
+	for _, a := range arrays {
+		f.names = append(f.names, a.Name)
+		side.Meta.Arrays[a.Name] = a.Shape
+	}
+	return f
+}
+
 // Names lists the arrays of the file in its order.
-func (f *File) Names() []string { return f.z.Names() }
+func (f *File) Names() []string { return append([]string(nil), f.names...) }
 
 // Has reports whether the file holds the array called name.
-func (f *File) Has(name string) bool { return f.z.Has(name) }
+func (f *File) Has(name string) bool { return slices.Contains(f.names, name) }
 
 // Array returns the array called name, whose shape must have len(dims)
 // axes with dims[k] elements along axis k (−1: any number).
 func (f *File) Array(name string, dims ...int) (export.Array, error) {
-	if !f.z.Has(name) {
+	if !f.Has(name) {
 		return export.Array{}, fmt.Errorf("%s has no array %q, which the output of linattn %s has", f.Path, name, f.what())
 	}
-	a, err := f.z.Read(name)
+	a, err := f.read(name)
 	if err != nil {
 		return a, fmt.Errorf("%s: %w", f.Path, err)
 	}

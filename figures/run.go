@@ -1,14 +1,14 @@
-package figure
+package figures
 
 import (
 	"fmt"
+	"github.com/linattn/linattn/output"
 	"image/color"
 	"math"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/linattn/linattn/reduced"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -31,44 +31,44 @@ type runData struct {
 func readRun(f *file) (*runData, error) {
 	rd := &runData{}
 	var err error
-	if rd.t, _, err = f.floats("t", -1); err != nil {
+	if rd.t, _, err = f.Floats(output.Times, -1); err != nil {
 		return nil, err
 	}
 	s := len(rd.t)
 	if s < 2 {
 		return nil, fmt.Errorf("%s: %d output time(s), want at least 2", f.path, s)
 	}
-	if rd.loss, _, err = f.floats("loss", s); err != nil {
+	if rd.loss, _, err = f.Floats(output.Loss, s); err != nil {
 		return nil, err
 	}
 	var shape []int
-	if rd.v, shape, err = f.floats("v", s, -1); err != nil {
+	if rd.v, shape, err = f.Floats(output.Values, s, -1); err != nil {
 		return nil, err
 	}
 	rd.h = shape[1]
-	if err := f.vectors([]string{"eigvals", "plateaus", "transitions"}, &rd.eigvals, &rd.levels, &rd.trans); err != nil {
+	if err := f.vectors([]string{output.Eigvals, output.Plateaus, output.Transitions}, &rd.eigvals, &rd.levels, &rd.trans); err != nil {
 		return nil, err
 	}
 	rd.d = len(rd.eigvals)
 	if len(rd.levels) != rd.d+1 {
 		return nil, fmt.Errorf("%s: %d plateau levels for D = %d, want D+1", f.path, len(rd.levels), rd.d)
 	}
-	if rd.transM, _, err = f.ints("transition_m", len(rd.trans)); err != nil {
+	if rd.transM, _, err = f.Ints(output.TransitionM, len(rd.trans)); err != nil {
 		return nil, err
 	}
 	d := rd.d
-	if rd.m, _, err = f.floats("M", s, d, d); err != nil {
+	if rd.m, _, err = f.Floats(output.Map, s, d, d); err != nil {
 		return nil, err
 	}
-	if rd.lambda, _, err = f.floats("Lambda", d, d); err != nil {
+	if rd.lambda, _, err = f.Floats(output.Covariance, d, d); err != nil {
 		return nil, err
 	}
-	if rd.eigvecs, _, err = f.floats("eigvecs", d, d); err != nil {
+	if rd.eigvecs, _, err = f.Floats(output.Eigvecs, d, d); err != nil {
 		return nil, err
 	}
-	rd.merged = f.z.Has("U") && !f.z.Has("key_alignment")
+	rd.merged = f.Has(output.KeyQuery) && !f.Has(output.KeyAlignment)
 	if !rd.merged {
-		if rd.alignment, shape, err = f.floats("key_alignment", s, rd.h, -1, d); err != nil {
+		if rd.alignment, shape, err = f.Floats(output.KeyAlignment, s, rd.h, -1, d); err != nil {
 			return nil, err
 		}
 		rd.r = shape[2]
@@ -134,7 +134,7 @@ func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
 		// Training: the loss on the P sequences, and the population flow
 		// from the same start on the same times.
 		p.Curves = append(p.Curves, Curve{Label: "training (finite data)", X: t, Y: loss, Color: black})
-		if fl, err := f.array("flow_loss", len(rd.t)); err == nil {
+		if fl, err := f.Array(output.FlowLoss, len(rd.t)); err == nil {
 			ft, floss, _ := onAxis(rd.t, fl.Float, log)
 			p.Curves = append(p.Curves, Curve{Label: "population flow", X: ft, Y: floss, Color: okabeIto[0], Dashed: true})
 			p.Legend = BottomLeft
@@ -144,7 +144,7 @@ func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
 	}
 	p.HLines = plateauLines(rd.levels, reachableLevels(rd))
 	p.Points = append(p.Points, dropMarks(rd.t, rd.loss, rd.trans, rd.transM))
-	if cf, label, ok := mergedClosedForm(f, rd, t); ok {
+	if cf, label, ok := mergedClosedForm(f, rd, log); ok {
 		p.Curves = append(p.Curves, Curve{Label: label, X: t, Y: cf, Color: okabeIto[0], Dashed: true})
 		p.Legend = BottomLeft
 		fig.addNote("the closed form is exact only from a balanced, aligned start (-balanced) with white Λ")
@@ -187,39 +187,22 @@ func dropLines(trans []float64) []RefLine {
 	return out
 }
 
-// mergedClosedForm is the white-Λ closed-form loss at the times t, with
-// s₀ = ‖v(0)‖², for a merged run with equal eigenvalues.
-func mergedClosedForm(f *file, rd *runData, t []float64) ([]float64, string, bool) {
-	if !rd.merged || !equal(rd.eigvals) || f.side.Meta.Problem.Nu <= 0 {
+// mergedClosedForm is the white-Λ closed-form loss of a merged run that
+// the file holds (output.LossClosedForm) on the time axis.
+func mergedClosedForm(f *file, rd *runData, log bool) ([]float64, string, bool) {
+	if !rd.merged || !f.Has(output.LossClosedForm) {
 		return nil, "", false
 	}
-	var s0 float64
-	for _, v := range rd.v[:rd.h] {
-		s0 += v * v
+	cf, _, err := f.Floats(output.LossClosedForm, len(rd.t))
+	if err != nil {
+		return nil, "", false
 	}
-	mw := reduced.MergedWhite{C: rd.eigvals[0], Nu: f.side.Meta.Problem.Nu, Tau: f.side.Tau, D: rd.d, S0: s0}
-	out := make([]float64, len(t))
-	for i, ti := range t {
-		l, err := mw.Loss(ti)
-		if err != nil {
-			return nil, "", false
-		}
-		out[i] = l
-	}
+	_, cf, _ = onAxis(rd.t, cf, log)
 	label := "closed form σ(t)"
-	if !f.side.Balanced {
+	if !f.spec.Balanced {
 		label += ", s₀ = ‖v(0)‖²"
 	}
-	return out, label, true
-}
-
-func equal(x []float64) bool {
-	for _, v := range x {
-		if v != x[0] {
-			return false
-		}
-	}
-	return true
+	return cf, label, true
 }
 
 // head describes one head of a run: the eigenvectors it learned (1-based,
@@ -379,17 +362,17 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 		{"D", fmt.Sprintf("D = %d", d)},
 		{"H", fmt.Sprintf("H = %d", h)},
 		{"R", fmt.Sprintf("R = %d", r)},
-		{"N", fmt.Sprintf("N = %d", f.side.N)},
+		{"N", fmt.Sprintf("N = %d", f.spec.N)},
 	}
 	if merged || r == 0 {
 		parts[3].field = "skip"
 	}
-	if f.side.N == 0 {
-		parts[4] = struct{ field, text string }{"nu", fmt.Sprintf("ν = %.4g", f.side.Meta.Problem.Nu)}
+	if f.spec.N == 0 {
+		parts[4] = struct{ field, text string }{"nu", fmt.Sprintf("ν = %.4g", f.meta.Problem.Nu)}
 	}
-	if f.side.White > 0 {
-		parts = append(parts, struct{ field, text string }{"white", fmt.Sprintf("Λ = %g·I", f.side.White)})
-		if f.side.White == 1 {
+	if f.spec.White > 0 {
+		parts = append(parts, struct{ field, text string }{"white", fmt.Sprintf("Λ = %g·I", f.spec.White)})
+		if f.spec.White == 1 {
 			parts[len(parts)-1].text = "Λ = I"
 		}
 	}

@@ -1,52 +1,52 @@
-package figure
+package figures
 
 import (
 	"fmt"
+	"github.com/linattn/linattn/output"
 	"sort"
 
 	"gonum.org/v1/plot/vg"
 )
 
-// classNames are the stability classes of the landscape's class array
-// (docs/cli.md, "landscape").
-var classNames = []string{"minimum", "strict saddle", "higher-order saddle"}
+// classNames are the stability classes of the landscape's class array.
+var classNames = output.ClassNames
 
 // landscapeFigure draws the output of linattn landscape: the loss of every
 // fixed point M(S) against |S|, the number of eigenvectors learned,
 // coloured by stability class, with the path from small initialization
 // through its D+1 points (paper section "Loss landscape").
 func landscapeFigure(f *file) (*Figure, error) {
-	loss, _, err := f.floats("loss", -1)
+	loss, _, err := f.Floats(output.Loss, -1)
 	if err != nil {
 		return nil, err
 	}
 	n := len(loss)
 	var class []int64
-	if f.z.Has("class") {
-		if class, _, err = f.ints("class", n); err != nil {
+	if f.Has(output.StabilityClass) {
+		if class, _, err = f.Ints(output.StabilityClass, n); err != nil {
 			return nil, err
 		}
 	}
 	fig := &Figure{Width: columnWidth, Height: 3 * vg.Inch}
-	if !f.z.Has("size") { // the merged model: rows zero and minimum
-		fig.Title = problemTitle(f, f.side.D, f.side.H, 0, true)
+	if !f.Has(output.SubsetSize) { // the merged model: rows zero and minimum
+		fig.Title = problemTitle(f, f.spec.D, f.spec.H, 0, true)
 		fig.Grid = [][]*Panel{{mergedLandscapePanel(loss, class)}}
 		return fig, nil
 	}
-	size, _, err := f.ints("size", n)
+	size, _, err := f.Ints(output.SubsetSize, n)
 	if err != nil {
 		return nil, err
 	}
-	onPath, err := f.bools("on_path", n)
+	onPath, err := f.Bools(output.OnPath, n)
 	if err != nil {
 		return nil, err
 	}
-	subset, err := f.bools("subset", n, -1)
+	subset, err := f.Bools(output.Subset, n, -1)
 	if err != nil {
 		return nil, err
 	}
 	d := len(subset) / max(n, 1)
-	fig.Title = problemTitle(f, d, f.side.H, f.side.R, false)
+	fig.Title = problemTitle(f, d, f.spec.H, f.spec.R, false)
 	if class == nil {
 		fig.addNote("no stability in the file (-stability=false): the points are not classified")
 	}

@@ -1,7 +1,8 @@
-package figure
+package figures
 
 import (
 	"fmt"
+	"github.com/linattn/linattn/output"
 	"math"
 
 	"gonum.org/v1/plot/vg"
@@ -12,30 +13,30 @@ import (
 // beside the 1-D theory and the predicted against the observed drop times;
 // for the merged model the loss beside the closed form.
 func reducedFigure(f *file, opt Options) (*Figure, error) {
-	if f.z.Has("t_drop_paper") {
+	if f.Has(output.TDropPaper) {
 		return reducedMergedFigure(f, opt)
 	}
-	if !f.z.Has("drop") && f.side.R > 1 {
-		return nil, fmt.Errorf("%s has no per-drop comparison: the 1-D theory is for rank-one heads (R = %d); nothing to draw", f.path, f.side.R)
+	if !f.Has(output.Drop) && f.spec.R > 1 {
+		return nil, fmt.Errorf("%s has no per-drop comparison: the 1-D theory is for rank-one heads (R = %d); nothing to draw", f.path, f.spec.R)
 	}
 	var level, curveT, curveFull, curveRed []float64
-	if err := f.vectors([]string{"level", "curve_t", "curve_v_full", "curve_v_reduced"}, &level, &curveT, &curveFull, &curveRed); err != nil {
+	if err := f.vectors([]string{output.PlateauLevel, output.CurveT, output.CurveVFull, output.CurveVReduced}, &level, &curveT, &curveFull, &curveRed); err != nil {
 		return nil, err
 	}
-	title := problemTitle(f, len(level), f.side.H, f.side.R, false)
-	drops, _, err := f.ints("drop", -1)
+	title := problemTitle(f, len(level), f.spec.H, f.spec.R, false)
+	drops, _, err := f.Ints(output.Drop, -1)
 	if err != nil {
 		return nil, err
 	}
 	k := len(drops)
 	var obs, pred, fromStart []float64
-	if err := f.vectors([]string{"t_observed", "t_predicted", "t_predicted_from_plateau_start"}, &obs, &pred, &fromStart); err != nil {
+	if err := f.vectors([]string{output.TObserved, output.TPredicted, output.TPredictedFromStart}, &obs, &pred, &fromStart); err != nil {
 		return nil, err
 	}
 	if len(obs) != k || len(pred) != k || len(fromStart) != k {
 		return nil, fmt.Errorf("%s: the per-drop arrays have lengths %d, %d, %d, %d, want equal", f.path, k, len(obs), len(pred), len(fromStart))
 	}
-	curveDrop, _, err := f.ints("curve_drop", len(curveT))
+	curveDrop, _, err := f.Ints(output.CurveDrop, len(curveT))
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func dropTimesPanel(drops []int64, obs, pred, fromStart []float64) *Panel {
 // drop and the two predicted drop times.
 func reducedMergedFigure(f *file, opt Options) (*Figure, error) {
 	var t, loss, levels, eig []float64
-	if err := f.vectors([]string{"t", "loss", "plateaus", "eigvals"}, &t, &loss, &levels, &eig); err != nil {
+	if err := f.vectors([]string{output.Times, output.Loss, output.Plateaus, output.Eigvals}, &t, &loss, &levels, &eig); err != nil {
 		return nil, err
 	}
 	if len(loss) != len(t) {
@@ -117,30 +118,31 @@ func reducedMergedFigure(f *file, opt Options) (*Figure, error) {
 	}
 	d := len(eig)
 	log := opt.XScale != "lin"
-	fig := &Figure{Title: problemTitle(f, d, f.side.H, 0, true), Width: columnWidth, Height: 2.9 * vg.Inch}
+	fig := &Figure{Title: problemTitle(f, d, f.spec.H, 0, true), Width: columnWidth, Height: 2.9 * vg.Inch}
 	x, y, n := onAxis(t, loss, log)
 	fig.addNote(droppedNote(n))
 	p := &Panel{XLabel: "t / τ", YLabel: "loss", XLog: log, Legend: BottomLeft, XRange: timeRange(t, log)}
 	p.Curves = append(p.Curves, Curve{Label: "flow", X: x, Y: y, Color: black})
-	if f.z.Has("loss_closed_form") {
-		cf, _, err := f.floats("loss_closed_form", len(t))
+	if f.Has(output.LossClosedForm) {
+		cf, _, err := f.Floats(output.LossClosedForm, len(t))
 		if err != nil {
 			return nil, err
 		}
 		_, yc, _ := onAxis(t, cf, log)
 		label := "closed form σ(t)"
-		if e := f.side.Meta.Result.ClosedFormExact; e != nil && !*e {
+		var mr output.MergedResult
+		if f.meta.DecodeResult(&mr) == nil && mr.ClosedFormExact != nil && !*mr.ClosedFormExact {
 			label += " (start not balanced)"
 			fig.addNote("the closed form is exact only from a balanced, aligned start (-balanced); this start is not")
 		}
 		p.Curves = append(p.Curves, Curve{Label: label, X: x, Y: yc, Color: okabeIto[0], Dashed: true})
 	}
 	p.HLines = plateauLines(levels, []int{0, d})
-	for i, name := range []string{"t_drop_observed", "t_drop_paper", "t_drop_refined"} {
-		if !f.z.Has(name) {
+	for i, name := range []string{output.TDropObserved, output.TDropPaper, output.TDropRefined} {
+		if !f.Has(name) {
 			continue
 		}
-		v, _, err := f.floats(name)
+		v, _, err := f.Floats(name)
 		if err != nil {
 			return nil, err
 		}

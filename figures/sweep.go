@@ -1,9 +1,10 @@
-package figure
+package figures
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/linattn/linattn/output"
 	"image/color"
 	"math"
 	"path/filepath"
@@ -48,7 +49,7 @@ func sweepFigure(f *file, opt Options) (*Figure, error) {
 	// The title states what the runs share (from the first run's sidecar)
 	// and what was swept.
 	first := sd.runs[0].file
-	parts := problemParts(first, first.side.D, first.side.H, first.side.R, first.side.Model == "merged", f.idx.Swept)
+	parts := problemParts(first, first.spec.D, first.spec.H, first.spec.R, first.spec.Model == "merged", f.idx.Swept)
 	parts = append(parts, fmt.Sprintf("%d runs", len(f.idx.Rows)))
 	if len(f.idx.Swept) > 0 {
 		parts[len(parts)-1] += " over " + strings.Join(f.idx.Swept, ", ")
@@ -134,13 +135,13 @@ func readSweepRun(path string) (sweepRun, error) {
 	if f.kind != "run" {
 		return r, fmt.Errorf("%s is the output of linattn %s, not of a run", path, f.command())
 	}
-	if err := f.vectors([]string{"t", "loss", "plateaus", "transitions"}, &r.t, &r.loss, &r.levels, &r.trans); err != nil {
+	if err := f.vectors([]string{output.Times, output.Loss, output.Plateaus, output.Transitions}, &r.t, &r.loss, &r.levels, &r.trans); err != nil {
 		return r, err
 	}
 	if len(r.loss) != len(r.t) {
 		return r, fmt.Errorf("%s: t has %d samples, loss %d", path, len(r.t), len(r.loss))
 	}
-	r.transM, _, err = f.ints("transition_m", len(r.trans))
+	r.transM, _, err = f.Ints(output.TransitionM, len(r.trans))
 	r.file = f
 	return r, err
 }

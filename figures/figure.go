@@ -1,9 +1,12 @@
-package figure
+package figures
 
 import (
 	"fmt"
 	"image/color"
 	"math"
+
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/output"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -147,19 +150,39 @@ type Options struct {
 }
 
 // Load reads the output file at path (FILE.npz and its sidecar FILE.json,
-// as linattn run, reduced, landscape or sweep write them) and returns its
-// figure. Its errors describe bad input: a file that is not ours, an
-// array missing or of the wrong shape, an option that does not apply.
+// as linattn run, train, reduced, landscape or sweep write them) and
+// returns its figure. Its errors describe bad input: a file that is not
+// ours, an array missing or of the wrong shape, an option that does not
+// apply.
 func Load(path string, opt Options) (*Figure, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
-	f, err := open(path)
+	f, err := output.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return Draw(f, opt)
+}
+
+// Run returns the figure of the run tr of s, as linattn plot draws the
+// output of linattn run: for a Go program after flow.System.Run.
+func Run(s *flow.System, tr *flow.Trajectory, opt Options) (*Figure, error) {
+	return Draw(output.RunFile(s, tr), opt)
+}
+
+// Draw returns the figure of an output read by package output (Open, or
+// RunFile in memory).
+func Draw(of *output.File, opt Options) (*Figure, error) {
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
+	f, err := newFile(of)
 	if err != nil {
 		return nil, err
 	}
 	if opt.View == "pcr" && f.kind != "run" {
-		return nil, fmt.Errorf("-view pcr draws a run file; %s is the output of linattn %s", path, f.command())
+		return nil, fmt.Errorf("-view pcr draws a run file; %s is the output of linattn %s", f.path, f.command())
 	}
 	switch f.kind {
 	case "run":

@@ -1,4 +1,4 @@
-package figure_test
+package figures_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/internal/cli"
-	"github.com/linattn/linattn/internal/figure"
+	"github.com/linattn/linattn/figures"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -51,9 +51,9 @@ func arrays(t *testing.T, path string) map[string]export.Array {
 	return out
 }
 
-func load(t *testing.T, path string, opt figure.Options) *figure.Figure {
+func load(t *testing.T, path string, opt figures.Options) *figures.Figure {
 	t.Helper()
-	fig, err := figure.Load(path, opt)
+	fig, err := figures.Load(path, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestRunFigureDrawsTheFile(t *testing.T) {
 		t.Fatalf("the run should start at t = 0: t[:2] = %v", tt[:2])
 	}
 
-	fig := load(t, out, figure.Options{})
+	fig := load(t, out, figures.Options{})
 	if len(fig.Grid) != 3 {
 		t.Fatalf("%d panels, want loss, value weights and key alignment", len(fig.Grid))
 	}
@@ -145,7 +145,7 @@ func TestRunFigureDrawsTheFile(t *testing.T) {
 		}
 	}
 
-	lin := load(t, out, figure.Options{XScale: "lin"})
+	lin := load(t, out, figures.Options{XScale: "lin"})
 	if c := lin.Grid[0][0].Curves[0]; !slices.Equal(c.X, tt) || lin.Grid[0][0].XLog || len(lin.Notes) != 0 {
 		t.Errorf("-xscale lin: %d points, log %v, notes %q; want all %d, linear, no note", len(c.X), lin.Grid[0][0].XLog, lin.Notes, len(tt))
 	}
@@ -159,7 +159,7 @@ func TestRunFigureDrawsTheFile(t *testing.T) {
 func TestMergedRunClosedForm(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "merged.npz")
 	linattn(t, 0, "run", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10", "-balanced", "-samples", "300", "-o", out)
-	fig := load(t, out, figure.Options{})
+	fig := load(t, out, figures.Options{})
 	p := fig.Grid[0][0]
 	if len(p.Curves) != 2 || !strings.Contains(p.Curves[1].Label, "closed form") {
 		t.Fatalf("curves %d, want the loss and the closed form", len(p.Curves))
@@ -200,7 +200,7 @@ func TestSweepFigure(t *testing.T) {
 		t.Fatalf("%d complete runs, want 6", complete)
 	}
 
-	fig := load(t, index, figure.Options{By: "R"})
+	fig := load(t, index, figures.Options{By: "R"})
 	curves := fig.Grid[0][0].Curves
 	if len(curves) != complete {
 		t.Fatalf("%d curves, want one per complete run (%d)", len(curves), complete)
@@ -246,7 +246,7 @@ func TestSweepFigure(t *testing.T) {
 		t.Errorf("%d drops drawn, the index has %d", ndrops, want)
 	}
 
-	split := load(t, index, figure.Options{By: "R", Panels: true})
+	split := load(t, index, figures.Options{By: "R", Panels: true})
 	if len(split.Grid) != 2 || len(split.Grid[0]) != 2 || split.Grid[0][0].Title != "R = 1" {
 		t.Fatalf("-panels: %d rows, want the two values of R then the drop times", len(split.Grid))
 	}
@@ -255,7 +255,7 @@ func TestSweepFigure(t *testing.T) {
 			t.Errorf("panel %q has %d curves, want the 3 seeds", p.Title, len(p.Curves))
 		}
 	}
-	if _, err := figure.Load(index, figure.Options{By: "winit"}); err == nil || !strings.Contains(err.Error(), "-by winit: not a swept field") {
+	if _, err := figures.Load(index, figures.Options{By: "winit"}); err == nil || !strings.Contains(err.Error(), "-by winit: not a swept field") {
 		t.Errorf("-by winit: %v", err)
 	}
 }
@@ -267,7 +267,7 @@ func TestLandscapeFigure(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "landscape.npz")
 	linattn(t, 0, "landscape", "-o", out)
 	a := arrays(t, out)
-	fig := load(t, out, figure.Options{})
+	fig := load(t, out, figures.Options{})
 	p := fig.Grid[0][0]
 	var drawn []float64
 	classes := map[string]int{}
@@ -306,7 +306,7 @@ func TestReducedFigure(t *testing.T) {
 	out := filepath.Join(dir, "reduced.npz")
 	linattn(t, 0, "reduced", "-points", "200", "-o", out)
 	a := arrays(t, out)
-	fig := load(t, out, figure.Options{})
+	fig := load(t, out, figures.Options{})
 	curves, times := fig.Grid[0][0], fig.Grid[0][1]
 	drops := a["drop"].Int
 	if len(curves.Curves) != 2*len(drops) {
@@ -335,7 +335,7 @@ func TestReducedFigure(t *testing.T) {
 	merged := filepath.Join(dir, "merged.npz")
 	linattn(t, 0, "reduced", "-model", "merged", "-white", "1", "-D", "2", "-H", "2", "-N", "10", "-balanced", "-samples", "100", "-o", merged)
 	m := arrays(t, merged)
-	mf := load(t, merged, figure.Options{XScale: "lin"})
+	mf := load(t, merged, figures.Options{XScale: "lin"})
 	p := mf.Grid[0][0]
 	if !slices.Equal(p.Curves[1].Y, m["loss_closed_form"].Float) || !slices.Equal(p.Curves[0].Y, m["loss"].Float) {
 		t.Errorf("merged: curves are not loss and loss_closed_form")
@@ -351,7 +351,7 @@ func TestPCRFigure(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.npz")
 	linattn(t, 0, "run", "-tol", "1e-10", "-o", out)
 	a := arrays(t, out)
-	fig := load(t, out, figure.Options{View: "pcr"})
+	fig := load(t, out, figures.Options{View: "pcr"})
 	top, bottom := fig.Grid[0], fig.Grid[1]
 	if len(top) != 6 || top[5].ColorBar == 0 {
 		t.Fatalf("%d cells in the top row, want the 5 plateaus and a colour bar", len(top))
@@ -415,12 +415,12 @@ func TestWrite(t *testing.T) {
 	spec := filepath.Join(dir, "sweep.json")
 	os.WriteFile(spec, []byte(`{"eigs": [0.3, 0.1], "seed": [1, 2], "samples": 60}`), 0o644)
 	linattn(t, 0, "sweep", "-spec", spec, "-o", filepath.Join(dir, "sweep"))
-	size := figure.Size{Width: 300, Height: 216, DPI: 120} // 300 pt × 216 pt = 500 × 360 px
+	size := figures.Size{Width: 300, Height: 216, DPI: 120} // 300 pt × 216 pt = 500 × 360 px
 	for _, tc := range []struct {
 		file string
-		opt  figure.Options
-	}{{run, figure.Options{}}, {run, figure.Options{View: "pcr"}}, {land, figure.Options{}}, {red, figure.Options{}},
-		{filepath.Join(dir, "sweep", "index.npz"), figure.Options{}}, {filepath.Join(dir, "sweep", "index.npz"), figure.Options{Panels: true}}} {
+		opt  figures.Options
+	}{{run, figures.Options{}}, {run, figures.Options{View: "pcr"}}, {land, figures.Options{}}, {red, figures.Options{}},
+		{filepath.Join(dir, "sweep", "index.npz"), figures.Options{}}, {filepath.Join(dir, "sweep", "index.npz"), figures.Options{Panels: true}}} {
 		fig := load(t, tc.file, tc.opt)
 		var b bytes.Buffer
 		if err := fig.Write(&b, "png", size); err != nil {
@@ -447,7 +447,7 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-func writeString(t *testing.T, fig *figure.Figure, format string, size figure.Size) string {
+func writeString(t *testing.T, fig *figures.Figure, format string, size figures.Size) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := fig.Write(&b, format, size); err != nil {
@@ -492,7 +492,7 @@ func svgSize(t *testing.T, doc string) (w, h string) {
 func TestGoldenSVG(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.npz")
 	linattn(t, 0, "run", "-o", out)
-	got := writeString(t, load(t, out, figure.Options{}), "svg", figure.Size{})
+	got := writeString(t, load(t, out, figures.Options{}), "svg", figures.Size{})
 	golden := filepath.Join("testdata", "run_default.svg")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -590,18 +590,18 @@ func TestBadFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "alone.json"), []byte(`{"a": 1}`), 0o644)
 	for _, tc := range []struct {
 		path string
-		opt  figure.Options
+		opt  figures.Options
 		want string
 	}{
-		{text, figure.Options{}, "not a .npz file"},
-		{filepath.Join(dir, "missing.npz"), figure.Options{}, "no such file"},
-		{alone, figure.Options{}, "not that of a linattn output"},
-		{partial, figure.Options{}, `has no array "v"`},
-		{run, figure.Options{XScale: "symlog"}, `-xscale = "symlog", want log or lin`},
-		{run, figure.Options{View: "heat"}, "-view"},
-		{run, figure.Options{By: "R"}, ""}, // -by is for sweeps; a run ignores it
+		{text, figures.Options{}, "not a .npz file"},
+		{filepath.Join(dir, "missing.npz"), figures.Options{}, "no such file"},
+		{alone, figures.Options{}, "not that of a linattn output"},
+		{partial, figures.Options{}, `has no array "v"`},
+		{run, figures.Options{XScale: "symlog"}, `-xscale = "symlog", want log or lin`},
+		{run, figures.Options{View: "heat"}, "-view"},
+		{run, figures.Options{By: "R"}, ""}, // -by is for sweeps; a run ignores it
 	} {
-		_, err := figure.Load(tc.path, tc.opt)
+		_, err := figures.Load(tc.path, tc.opt)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s %+v: %v", filepath.Base(tc.path), tc.opt, err)
@@ -618,7 +618,7 @@ func TestTrainFigure(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "train.npz")
 	linattn(t, 0, "train", "-P", "2000", "-steps", "2000", "-samples", "101", "-o", path)
 	a := arrays(t, path)
-	fig := load(t, path, figure.Options{})
+	fig := load(t, path, figures.Options{})
 	p := fig.Grid[0][0]
 	if len(p.Curves) != 2 || p.Curves[0].Label != "training (finite data)" || p.Curves[1].Label != "population flow" {
 		t.Fatalf("loss panel curves %+v, want training and population flow", p.Curves)
