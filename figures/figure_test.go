@@ -18,8 +18,8 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/export"
-	"github.com/linattn/linattn/internal/cli"
 	"github.com/linattn/linattn/figures"
+	"github.com/linattn/linattn/internal/cli"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
