@@ -109,15 +109,25 @@ func (f *File) Names() []string { return append([]string(nil), f.names...) }
 // Has reports whether the file holds the array called name.
 func (f *File) Has(name string) bool { return slices.Contains(f.names, name) }
 
-// Array returns the array called name, whose shape must have len(dims)
-// axes with dims[k] elements along axis k (−1: any number).
-func (f *File) Array(name string, dims ...int) (export.Array, error) {
+// Read returns the array called name, whatever its shape: its data in C
+// order (Float, Int or, for bools, BoolAt) and its Shape.
+func (f *File) Read(name string) (export.Array, error) {
 	if !f.Has(name) {
 		return export.Array{}, fmt.Errorf("%s has no array %q, which the output of linattn %s has", f.Path, name, f.what())
 	}
 	a, err := f.read(name)
 	if err != nil {
 		return a, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return a, nil
+}
+
+// Array returns the array called name, whose shape must have len(dims)
+// axes with dims[k] elements along axis k (−1: any number).
+func (f *File) Array(name string, dims ...int) (export.Array, error) {
+	a, err := f.Read(name)
+	if err != nil {
+		return a, err
 	}
 	ok := len(a.Shape) == len(dims)
 	for k := 0; ok && k < len(dims); k++ {
