@@ -344,6 +344,7 @@ func listDir(t *testing.T, dir string) []string {
 // TestInterrupt: a canceled run writes what it computed, marked incomplete,
 // and exits 130 — in the first pass (which finds T) and in the second.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -352,15 +353,15 @@ func TestInterrupt(t *testing.T) {
 		{"output pass", []string{"-T", "20000", "-grid", "lin"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "run.npz")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			testHookStep = func(tt float64) {
+			ctx = withTestHooks(ctx, &testHooks{step: func(tt float64) {
 				if tt > 4000 {
 					cancel()
 				}
-			}
-			defer func() { testHookStep = nil }()
+			}})
 			code, stdout, stderr := runCLIContext(t, ctx, append([]string{"run", "-o", out}, tc.args...)...)
 			if !strings.Contains(stderr, "interrupted") {
 				t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)

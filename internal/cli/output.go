@@ -97,8 +97,8 @@ func (p *progress) Done() {
 	}
 }
 
-// isTerminal reports whether w is a terminal; a variable for tests.
-var isTerminal = func(w io.Writer) bool {
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

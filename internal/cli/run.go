@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -23,8 +24,26 @@ func init() {
 	})
 }
 
-// testHookStep, when set by a test, is called at every accepted step.
-var testHookStep func(t float64)
+// testHooks are a test's callbacks, carried by the context (withTestHooks)
+// rather than package variables, so that such tests run in parallel.
+type testHooks struct {
+	step    func(t float64) // at every accepted step of run, every step of train
+	runDone func(done int)  // after each run of a sweep, with the runs done
+}
+
+type testHooksKey struct{}
+
+func withTestHooks(ctx context.Context, h *testHooks) context.Context {
+	return context.WithValue(ctx, testHooksKey{}, h)
+}
+
+// hooks returns the test hooks of ctx (none: all nil).
+func hooks(ctx context.Context) *testHooks {
+	if h, ok := ctx.Value(testHooksKey{}).(*testHooks); ok {
+		return h
+	}
+	return &testHooks{}
+}
 
 // denseBudget bounds the continuous extension a run keeps so that its
 // output is sampled from it rather than from a second pass, which gives
@@ -51,11 +70,11 @@ func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
 	s := job.System
 	rs := solverSettings(job)
-	steps := 0
+	steps, hook := 0, hooks(e.ctx).step
 	rs.Observer = func(t float64, _ []float64, loss float64) error {
 		steps++
-		if testHookStep != nil {
-			testHookStep(t)
+		if hook != nil {
+			hook(t)
 		}
 		if e.progress.Due() {
 			e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, s.MinLoss(), steps))

@@ -200,10 +200,6 @@ type sweepRunner struct {
 	reused   int // runs whose output was complete and kept
 }
 
-// testHookRunDone, when set by a test, is called after each run with the
-// number of runs done so far.
-var testHookRunDone func(done int)
-
 // runAll runs the given runs on j workers and returns their rows in order.
 func (r *sweepRunner) runAll(runs []int, j int) []output.IndexRow {
 	rows := make([]output.IndexRow, len(runs))
@@ -218,8 +214,8 @@ func (r *sweepRunner) runAll(runs []int, j int) []output.IndexRow {
 				rows[k] = r.run(runs[k])
 				r.mu.Lock()
 				r.done++
-				if testHookRunDone != nil {
-					testHookRunDone(r.done)
+				if hook := hooks(r.ctx).runDone; hook != nil {
+					hook(r.done)
 				}
 				if r.progress.on {
 					el := time.Since(start).Seconds()

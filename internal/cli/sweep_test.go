@@ -85,13 +85,12 @@ func TestSweepShardsResume(t *testing.T) {
 	sameFiles(t, whole, shards, 8)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	testHookRunDone = func(done int) {
+	ctx = withTestHooks(ctx, &testHooks{runDone: func(done int) {
 		if done == 3 {
 			cancel()
 		}
-	}
+	}})
 	code, out := sweep(t, ctx, "-spec", specPath, "-o", resumed, "-j", "2")
-	testHookRunDone = nil
 	if code != ExitInterrupted || !strings.Contains(out, "not run") {
 		t.Fatalf("interrupted sweep: exit %d\n%s", code, out)
 	}

@@ -96,8 +96,8 @@ func stepsOf(tr *train.Trainer, lr float64, times []float64, last int) []int {
 func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*trainOutcome, error) {
 	sp := job.Spec
 	gs := train.GDSettings{LR: sp.LR, Steps: sp.Steps, Observer: func(k int, loss float64) error {
-		if testHookStep != nil {
-			testHookStep(tr.Time(sp.LR, k))
+		if hook := hooks(e.ctx).step; hook != nil {
+			hook(tr.Time(sp.LR, k))
 		}
 		if e.progress.Due() {
 			e.progress.Show(fmt.Sprintf("step %d/%d (t = %.6g), loss = %.8g", k, sp.Steps, tr.Time(sp.LR, k), loss))

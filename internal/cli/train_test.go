@@ -241,15 +241,15 @@ func TestTrainDivergence(t *testing.T) {
 // TestTrainInterrupt: a canceled descent writes what it computed, marked
 // interrupted, and exits 130.
 func TestTrainInterrupt(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "t.npz")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	testHookStep = func(tt float64) {
+	ctx = withTestHooks(ctx, &testHooks{step: func(tt float64) {
 		if tt >= 200 {
 			cancel()
 		}
-	}
-	defer func() { testHookStep = nil }()
+	}})
 	code, stdout, stderr := runCLIContext(t, ctx, append(smallTrain, "-o", out)...)
 	r := checkInterrupted(t, out, code, stdout, stderr)
 	if ts := readFloats(t, r, "t"); ts[len(ts)-1] != 200 {
