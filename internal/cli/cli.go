@@ -1,6 +1,7 @@
 // Package cli implements the linattn command: a small table of subcommands
-// sharing one job specification (package spec), each writing its arrays
-// with package export and a JSON sidecar that is itself a spec.
+// sharing one job specification (output.Spec, resolved by package spec),
+// each computing through the library packages and writing its arrays and
+// a JSON sidecar that is itself a spec through package output.
 package cli
 
 import (
