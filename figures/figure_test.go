@@ -75,6 +75,7 @@ func column(x []float64, cols, j, first int) []float64 {
 // drops at the stored t_m on the curve, each head's v, and for each head its
 // key alignment with the eigenvector it learned, which ends at 1.
 func TestRunFigureDrawsTheFile(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "run.npz")
 	linattn(t, 0, "run", "-o", out)
 	a := arrays(t, out)
@@ -157,6 +158,7 @@ func TestRunFigureDrawsTheFile(t *testing.T) {
 // integration tolerance. Only the two plateaus the merged model visits are
 // drawn.
 func TestMergedRunClosedForm(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "merged.npz")
 	linattn(t, 0, "run", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10", "-balanced", "-samples", "300", "-o", out)
 	fig := load(t, out, figures.Options{})
@@ -184,6 +186,7 @@ func TestMergedRunClosedForm(t *testing.T) {
 // every transition of the index; a failed run is left out with a note; a
 // field that was not swept is refused.
 func TestSweepFigure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "sweep.json")
 	os.WriteFile(spec, []byte(`{"eigs": [0.3, 0.1], "R": [1, 2], "seed": [1, 2, 3], "H": [0, 2], "samples": 60}`), 0o644)
@@ -264,6 +267,7 @@ func TestSweepFigure(t *testing.T) {
 // grouped by the stored class, and the path through the D+1 fixed points on
 // it, whose losses are the plateau levels L(M_m) (paper eq. attnS-loss).
 func TestLandscapeFigure(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "landscape.npz")
 	linattn(t, 0, "landscape", "-o", out)
 	a := arrays(t, out)
@@ -302,6 +306,7 @@ func TestLandscapeFigure(t *testing.T) {
 // drop-time panel has (observed, predicted) of every drop. For the merged
 // model the closed form drawn is the file's loss_closed_form.
 func TestReducedFigure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "reduced.npz")
 	linattn(t, 0, "reduced", "-points", "200", "-o", out)
@@ -348,6 +353,7 @@ func TestReducedFigure(t *testing.T) {
 // attnS-PCR with m = D; a_d from docs/math.md "Data statistics"), and each
 // projection is symmetric, idempotent and of trace m.
 func TestPCRFigure(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "run.npz")
 	linattn(t, 0, "run", "-tol", "1e-10", "-o", out)
 	a := arrays(t, out)
@@ -405,6 +411,7 @@ func TestPCRFigure(t *testing.T) {
 // to the requested size, the SVG is XML of the requested size, the PDF
 // starts as one; SVG and PDF are the same bytes when written twice.
 func TestWrite(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.npz")
 	linattn(t, 0, "run", "-samples", "300", "-o", run)
@@ -490,6 +497,7 @@ func svgSize(t *testing.T, doc string) (w, h string) {
 // a deliberate change, go test -run Golden -update rewrites the file (look
 // at the figure before committing it).
 func TestGoldenSVG(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "run.npz")
 	linattn(t, 0, "run", "-o", out)
 	got := writeString(t, load(t, out, figures.Options{}), "svg", figures.Size{})
@@ -565,6 +573,7 @@ func segmentDistance(p, a, b [2]float64) float64 {
 // an array missing and a bad option are refused with a one-line error that
 // names the problem.
 func TestBadFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.npz")
 	linattn(t, 0, "run", "-samples", "50", "-o", run)
@@ -615,6 +624,7 @@ func TestBadFiles(t *testing.T) {
 // training loss and, dashed, the population flow's loss stored beside it
 // (flow_loss), both exactly the stored arrays.
 func TestTrainFigure(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "train.npz")
 	linattn(t, 0, "train", "-P", "2000", "-steps", "2000", "-samples", "101", "-o", path)
 	a := arrays(t, path)

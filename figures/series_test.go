@@ -11,6 +11,7 @@ import (
 // TestOnAxis: a log axis leaves out the points at t ≤ 0 and counts them;
 // a linear axis keeps every point.
 func TestOnAxis(t *testing.T) {
+	t.Parallel()
 	x, y := []float64{0, 1, 2, -1, 3}, []float64{5, 6, 7, 8, 9}
 	cx, cy, n := onAxis(x, y, true)
 	if n != 2 || len(cx) != 3 || cx[0] != 1 || cy[2] != 9 {
@@ -26,6 +27,7 @@ func TestOnAxis(t *testing.T) {
 
 // TestInterpolate: linear between samples, the end values outside.
 func TestInterpolate(t *testing.T) {
+	t.Parallel()
 	xs, ys := []float64{0, 1, 3}, []float64{1, 3, -1}
 	for _, tc := range []struct{ x, want float64 }{{-1, 1}, {0, 1}, {0.5, 2}, {2, 1}, {3, -1}, {9, -1}} {
 		if got := interpolate(xs, ys, tc.x); got != tc.want {
@@ -38,6 +40,7 @@ func TestInterpolate(t *testing.T) {
 // tolerance of every point it drops (Douglas–Peucker's guarantee); a
 // straight run of points becomes one segment.
 func TestSimplify(t *testing.T) {
+	t.Parallel()
 	var pts []vg.Point
 	for i := 0; i <= 2000; i++ {
 		x := float64(i) / 10
@@ -66,6 +69,7 @@ func TestSimplify(t *testing.T) {
 // TestStackLabels: labels closer than their height are thinned from the
 // top, and the lowest is always written.
 func TestStackLabels(t *testing.T) {
+	t.Parallel()
 	// Tops at 100, 95, 80, 72, 71 with height 10: 100 kept; 95 overlaps;
 	// 80 kept (≤ 90 − 1); 72 overlaps; 71 is the lowest: kept, and 80,
 	// whose bottom 70 is below 72, is dropped for it.
@@ -81,6 +85,7 @@ func TestStackLabels(t *testing.T) {
 // TestTicks: log ticks label the decades as 10^n; linear ticks are round
 // and written without spurious digits.
 func TestTicks(t *testing.T) {
+	t.Parallel()
 	var labels []string
 	for _, tk := range (logTicks{}).Ticks(30, 3e4) {
 		if tk.Label != "" {
@@ -112,6 +117,7 @@ func TestTicks(t *testing.T) {
 // TestChooseBy: -by when swept; else the first swept field that is not the
 // seed; an unswept -by is refused by returning no field.
 func TestChooseBy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		swept []string
 		by    string
@@ -133,6 +139,7 @@ func TestChooseBy(t *testing.T) {
 // TestThinLegend: a legend of 16 ordered entries keeps 10, the first and
 // the last among them; a short one is untouched.
 func TestThinLegend(t *testing.T) {
+	t.Parallel()
 	p := &Panel{}
 	for m := 1; m <= 16; m++ {
 		p.Points = append(p.Points, Points{Label: "m"})

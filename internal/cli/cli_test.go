@@ -68,6 +68,7 @@ func readFloats(t *testing.T, r *npz.Reader, name string) []float64 {
 // docs/math.md's 1, 0.64057971, 0.37737216, 0.2098046, 0.13599507; the drop
 // times are those of flow.TestPaperExample.
 func TestDefaultRunGolden(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run.npz")
 	code, stdout, stderr := runCLI(t, "run", "-o", out)
@@ -175,6 +176,7 @@ func mustRead(t *testing.T, path string) []byte {
 // SHA-256 of each array's little-endian bytes, which must equal ours.
 // numpy comes from Debian's python3-numpy, installed by .ci/run.
 func TestNumpyReadsRun(t *testing.T) {
+	t.Parallel()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
 		if os.Getenv("CI") != "" {
@@ -237,6 +239,7 @@ for name in sorted(d.files):
 // TestSidecarRepeatsRun: the sidecar of a run, given back with -spec,
 // repeats it bit for bit; flags still override it.
 func TestSidecarRepeatsRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b, c := filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz"), filepath.Join(dir, "c.npz")
 	args := []string{"run", "-spectrum", "power:0.5", "-D", "3", "-ntp-max", "20", "-winit", "0.05", "-seed", "11", "-samples", "300", "-method", "dp5", "-rtol", "1e-9", "-o", a}
@@ -270,6 +273,7 @@ func TestSidecarRepeatsRun(t *testing.T) {
 // TestBadInput: one line naming the flag and the allowed range, exit status
 // 2, no stack trace and no file left behind.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notOrtho := filepath.Join(dir, "vecs.npy")
 	writeNPY(t, notOrtho, []float64{1, 0.5, 0, 1}, 2, 2)
@@ -387,6 +391,7 @@ func TestInterrupt(t *testing.T) {
 // TestProgress: progress lines go to stderr only on a terminal and not
 // with -q.
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	var p bytes.Buffer
 	pr := newProgress(&p, true)
 	pr.start = pr.start.Add(-2e9) // the work has lasted two seconds
@@ -416,6 +421,7 @@ func TestProgress(t *testing.T) {
 // three other path points are higher-order saddles and the other 11 strict
 // saddles (landscape.TestPaperStability holds the details).
 func TestLandscape(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "l.npz")
 	code, stdout, stderr := runCLI(t, "landscape", "-o", out)
@@ -478,6 +484,7 @@ func TestLandscape(t *testing.T) {
 // grid, and checks the merged model's drop-time predictions (reduced.
 // TestMergedDropTime: the refined one within 0.5%).
 func TestReduced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "red.npz")
 	code, stdout, stderr := runCLI(t, "reduced", "-points", "500", "-o", out)
@@ -521,6 +528,7 @@ func TestReduced(t *testing.T) {
 // initialization the merged closed form (paper eq. attnM-solution) is the
 // flow itself, so loss_closed_form equals loss to integration accuracy.
 func TestReducedWhiteClosedForm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data, err := flow.NewData(flow.White(3, 0.5), nil, 1.0/10)
 	if err != nil {
@@ -558,6 +566,7 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 
 // TestHelp: -h lists every flag a command reads, with its type, and exits 0.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for cmd, groups := range map[string][]output.Group{"run": {output.GroupProblem, output.GroupSolver}, "landscape": {output.GroupProblem, output.GroupLandscape}, "reduced": {output.GroupProblem, output.GroupSolver, output.GroupReduced}, "train": {output.GroupProblem, output.GroupTrain}} {
 		code, stdout, _ := runCLI(t, cmd, "-h")
 		if code != 0 {
@@ -586,6 +595,7 @@ func TestHelp(t *testing.T) {
 // saddles amplifies that rounding (to 4e-10 in the loss by t = 2000): the
 // curves agree to 1e-6. The state read from -init is the file's, bit for bit.
 func TestInitFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz")
 	args := []string{"run", "-R", "2", "-H", "3", "-T", "2000", "-grid", "lin", "-samples", "30"}
@@ -641,6 +651,7 @@ func TestInitFile(t *testing.T) {
 // come from Debian's python3-matplotlib and python3-numpy, which .ci/run
 // installs.
 func TestReadmePythonSnippet(t *testing.T) {
+	t.Parallel()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import numpy, matplotlib").Run(); err != nil {
 		if os.Getenv("CI") != "" {
@@ -684,6 +695,7 @@ func TestReadmePythonSnippet(t *testing.T) {
 // says so and records the distance; with -balanced the flow follows the
 // closed form to the integration tolerance.
 func TestReducedMergedBalanced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"reduced", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10", "-eigvecs", "identity", "-q"}
 	result := func(extra ...string) (map[string]any, string) {
@@ -724,6 +736,7 @@ func TestReducedMergedBalanced(t *testing.T) {
 // S = {1,2} is a higher-order saddle packed, a strict saddle with 4
 // positive eigenvalues one per head).
 func TestLandscapeRankSummary(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "l.npz")
 	code, stdout, stderr := runCLI(t, "landscape", "-H", "5", "-R", "2", "-q", "-o", out)
 	if code != 0 {

@@ -139,11 +139,13 @@ func writeGoldenSweeps(t *testing.T, dir string) {
 // platform without them the cases run for their round trips alone
 // (checkRoundTrip).
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("testdata", "golden", goldenPlatform())
 	_, err := os.Stat(dir)
 	compare := err == nil || *update
 	for _, gc := range goldenCases {
 		t.Run(gc.name, func(t *testing.T) {
+			t.Parallel()
 			if gc.slow && !*goldenAll {
 				t.Skip("slow: go test -run Golden -golden.all")
 			}

@@ -51,6 +51,7 @@ func sameFiles(t *testing.T, a, b string, runs int) {
 // TestSweepShardsResume: the same sweep run whole, as 3 shards merged, and
 // interrupted then resumed gives identical indexes and run files.
 func TestSweepShardsResume(t *testing.T) {
+	t.Parallel()
 	specPath := writeSpec(t, sweepSpec)
 	root := t.TempDir()
 	whole, shards, resumed := filepath.Join(root, "whole"), filepath.Join(root, "shards"), filepath.Join(root, "resumed")
@@ -117,6 +118,7 @@ func TestSweepShardsResume(t *testing.T) {
 // TestSweepFailures: a run with bad parameters is recorded with its error
 // and the others go on; bad sweep input is refused.
 func TestSweepFailures(t *testing.T) {
+	t.Parallel()
 	specPath := writeSpec(t, `{"H": [0, 2], "eigs": [0.3, 0.1], "samples": 50}`)
 	dir := t.TempDir()
 	code, out := sweep(t, context.Background(), "-spec", specPath, "-o", dir)

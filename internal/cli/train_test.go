@@ -27,6 +27,7 @@ var smallTrain = []string{"train", "-spectrum", "power:1", "-D", "3", "-H", "2",
 // blocks), the training and test losses, the steps; and the comparison
 // against the population flow against package flow.
 func TestTrainArraysRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{"auto", "direct", "columns"} {
 		t.Run(path, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "t.npz")
@@ -138,6 +139,7 @@ func checkCompare(t *testing.T, job *spec.Job, table, flowLoss, times []float64)
 // TestTrainRepeat: the sidecar is a spec that repeats the job bit for bit,
 // on each kind of run.
 func TestTrainRepeat(t *testing.T) {
+	t.Parallel()
 	for name, extra := range map[string][]string{
 		"gd":      nil,
 		"drops":   {"-grid", "drops"},
@@ -170,6 +172,7 @@ func TestTrainRepeat(t *testing.T) {
 // TestTrainBadInput: bad fields stop before any work with exit 2, one line
 // naming the flag, and no output.
 func TestTrainBadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		flag string
@@ -210,6 +213,7 @@ func TestTrainBadInput(t *testing.T) {
 // train stops with a message naming the learning rate, writes what it
 // computed marked incomplete (every number finite) and exits 1.
 func TestTrainDivergence(t *testing.T) {
+	t.Parallel()
 	for _, grid := range []string{"lin", "drops"} {
 		out := filepath.Join(t.TempDir(), "t.npz")
 		code, stdout, stderr := runCLI(t, append(smallTrain, "-lr", "400", "-grid", grid, "-o", out)...)
