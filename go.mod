@@ -5,6 +5,7 @@ go 1.24.0
 require (
 	codeberg.org/go-pdf/fpdf v0.11.1
 	github.com/sbinet/npyio v0.9.0
+	golang.org/x/sys v0.41.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 )

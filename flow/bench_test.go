@@ -3,11 +3,14 @@ package flow
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 
-	"github.com/linattn/linattn/internal/gemm"
+	"github.com/linattn/linattn/flow/internal/gemm"
+	"github.com/linattn/linattn/ode"
 )
 
 var sinkF float64
@@ -111,4 +114,86 @@ func BenchmarkPaperExample(b *testing.B) {
 	b.ReportMetric(float64(tr.Stats.FuncEvals), "nfev")
 	b.ReportMetric(float64(tr.Stats.Steps), "steps")
 	b.ReportMetric(tr.FinalT, "t_end")
+}
+
+// BenchmarkRun runs the flow until converged as linattn run does (the
+// drops grid of DefaultSamples times), on the paper's D = 4 example and on
+// power-law spectra (PowerLaw(D, 1, 1), H = D, N = 31, w_init = 0.01,
+// seed 3). "auto" is the default (Auto: DOP853 switching to ROCK4, one
+// pass sampled from the continuous extension); "dop853-2pass" is the
+// configuration before the stiff methods (DOP853 at rtol 1e-10, atol 1e-14,
+// a first pass to find T and a second for the output), with the same
+// right-hand side, so the ratio of the two is the gain of the stiff
+// integration and the single pass. Besides time and allocations it reports
+// the peak heap (MB-heap), the integrator's evaluations (evals) and steps.
+//
+//	go test ./flow -run XXX -bench 'Run/D=(4|8|16)/' -benchtime 1x
+//
+// D = 16 with dop853-2pass takes about a minute and D = 32 with auto a few;
+// D = 64 is there to be measured on purpose (about an hour).
+func BenchmarkRun(b *testing.B) {
+	for _, c := range []struct {
+		d      int
+		method []string
+	}{
+		{4, []string{"auto", "dop853-2pass"}},
+		{8, []string{"auto", "dop853-2pass"}},
+		{16, []string{"auto", "dop853-2pass"}},
+		{32, []string{"auto"}},
+		{64, []string{"auto"}},
+	} {
+		for _, m := range c.method {
+			b.Run(fmt.Sprintf("D=%d/%s", c.d, m), func(b *testing.B) {
+				s, y0 := paperExample(b, Separate, 3)
+				if c.d > 4 {
+					data, err := NewData(PowerLaw(c.d, 1, 1), RandomRotation(c.d, 1), 1.0/31)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s = newSys(b, data, Model{Kind: Separate, H: c.d, R: 1, Tau: 1})
+					y0, _ = s.Init(0.01, 3)
+				}
+				rs := RunSettings{}
+				if m == "dop853-2pass" {
+					rs.Method, rs.DenseBytes = ode.DOP853, 1
+				}
+				var peak uint64
+				var tr *Trajectory
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					stop := samplePeakHeap(&peak)
+					var err error
+					tr, err = s.Run(context.Background(), y0, rs)
+					stop()
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+				b.ReportMetric(float64(tr.Stats.FuncEvals), "evals")
+				b.ReportMetric(float64(tr.Stats.Steps), "steps")
+			})
+		}
+	}
+}
+
+// samplePeakHeap records the largest live heap seen every 20 ms until the
+// returned function is called.
+func samplePeakHeap(peak *uint64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			*peak = max(*peak, ms.HeapAlloc)
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

@@ -7,14 +7,15 @@ import (
 	"github.com/linattn/linattn/flow"
 )
 
-// The paper's D = 4 example, integrated until converged: the result of
-// `linattn run` with its defaults (same final loss, same drop times).
+// The paper's D = 4 example, integrated until converged: what `linattn run`
+// computes with its defaults (the same 2001 samples of the loss and the
+// weights, the same drops, the same status).
 func ExampleSystem_Run() {
 	nu, _ := flow.NuFixed(31)
 	data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 4, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
-	tr, err := s.Run(context.Background(), y0, flow.RunSettings{}) // T = 0: until converged
+	tr, err := s.Run(context.Background(), y0, flow.RunSettings{}) // until converged, on the drops grid
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -23,12 +24,21 @@ func ExampleSystem_Run() {
 	for _, d := range tr.Transitions {
 		fmt.Printf("drop %d at t = %.2f τ\n", d.M, d.T)
 	}
-	fmt.Printf("final loss %.10f at t = %.1f τ\n", tr.FinalLoss, tr.FinalT)
+	fmt.Printf("%v at t = %.1f τ, final loss %.10f, %d samples\n", tr.Status, tr.FinalT, tr.FinalLoss, len(tr.Times))
+	for i := 0; i < len(tr.Times); i += 400 { // the loss curve, every 400th sample
+		fmt.Printf("t = %7.1f τ  loss %.6f\n", tr.Times[i], tr.Loss[i])
+	}
 	// Output:
 	// plateau levels [1.000000 0.640580 0.377372 0.209805 0.135995]
 	// drop 1 at t = 2754.04 τ
 	// drop 2 at t = 5836.91 τ
 	// drop 3 at t = 6251.45 τ
 	// drop 4 at t = 28381.38 τ
-	// final loss 0.1359959356 at t = 28504.2 τ
+	// converged at t = 28504.2 τ, final loss 0.1359959356, 2001 samples
+	// t =     0.0 τ  loss 1.000000
+	// t =  2755.8 τ  loss 0.736963
+	// t =  5838.0 τ  loss 0.486065
+	// t =  8103.3 τ  loss 0.209805
+	// t = 19516.4 τ  loss 0.209805
+	// t = 28504.2 τ  loss 0.135996
 }

@@ -110,6 +110,68 @@ func (l *attnLayer) predictAndGrad(x *mat.Dense, n int, grad []float64) float64 
 	return yhat
 }
 
+// sequenceSampler draws in-context regression sequences: x ~ N(0, Λ), a
+// task w ~ N(0, I), y = wᵀx, and the context length N from the weights
+// p(N), N = 1..len(weights).
+type sequenceSampler struct {
+	rng     *rand.Rand
+	d       int
+	sqrtCov *mat.Dense // V diag(√λ)
+	cum     []float64  // cumulative weights
+	tot     float64
+	g, w    []float64
+}
+
+func newSequenceSampler(data *Data, weights []float64, rng *rand.Rand) *sequenceSampler {
+	d := data.Dim()
+	q := &sequenceSampler{rng: rng, d: d, sqrtCov: mat.NewDense(d, d, nil), g: make([]float64, d), w: make([]float64, d)}
+	for a := 0; a < d; a++ {
+		for b := 0; b < d; b++ {
+			q.sqrtCov.Set(a, b, data.Vecs().At(a, b)*math.Sqrt(data.Lambda()[b]))
+		}
+	}
+	for _, w := range weights {
+		q.tot += w
+		q.cum = append(q.cum, q.tot)
+	}
+	return q
+}
+
+// draw returns a sequence: the (D+1)×(N+1) matrix x of the context columns
+// (x, y) and the query (x_q, 0), N, and the query's label y_q.
+func (q *sequenceSampler) draw() (x *mat.Dense, n int, yq float64) {
+	rng, d := q.rng, q.d
+	u := rng.Float64() * q.tot
+	n = 1
+	for n-1 < len(q.cum)-1 && u >= q.cum[n-1] {
+		n++
+	}
+	for a := range q.w {
+		q.w[a] = rng.NormFloat64()
+	}
+	x = mat.NewDense(d+1, n+1, nil)
+	for col := 0; col <= n; col++ {
+		for a := range q.g {
+			q.g[a] = rng.NormFloat64()
+		}
+		var yy float64
+		for a := 0; a < d; a++ {
+			var xa float64
+			for b := 0; b < d; b++ {
+				xa += q.sqrtCov.At(a, b) * q.g[b]
+			}
+			x.Set(a, col, xa)
+			yy += q.w[a] * xa
+		}
+		if col < n {
+			x.Set(d, col, yy)
+		} else {
+			yq = yy
+		}
+	}
+	return x, n, yq
+}
+
 func (l *attnLayer) wkq0(i int) *mat.Dense {
 	if !l.separate {
 		return l.wkq[i]
@@ -155,56 +217,14 @@ func TestMonteCarloAgainstAttentionLayer(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(40+ci), 1))
 			layer := newAttnLayer(s, y, rng)
 
-			d := s.Dim()
-			sqrtCov := mat.NewDense(d, d, nil) // V diag(√λ)
-			for a := 0; a < d; a++ {
-				for b := 0; b < d; b++ {
-					sqrtCov.Set(a, b, data.Vecs().At(a, b)*math.Sqrt(data.Lambda()[b]))
-				}
-			}
-			cum := make([]float64, len(tc.weights))
-			var tot float64
-			for i, w := range tc.weights {
-				tot += w
-				cum[i] = tot
-			}
+			seq := newSequenceSampler(data, tc.weights, rng)
 			nlen := s.Len()
 			sum := make([]float64, nlen)
 			sum2 := make([]float64, nlen)
 			grad := make([]float64, nlen)
 			var lsum, lsum2 float64
-			g := make([]float64, d)
-			w := make([]float64, d)
 			for smp := 0; smp < samples; smp++ {
-				u := rng.Float64() * tot
-				n := 1
-				for n-1 < len(cum)-1 && u >= cum[n-1] {
-					n++
-				}
-				for a := range w {
-					w[a] = rng.NormFloat64()
-				}
-				x := mat.NewDense(d+1, n+1, nil)
-				var yq float64
-				for col := 0; col <= n; col++ {
-					for a := range g {
-						g[a] = rng.NormFloat64()
-					}
-					var yy float64
-					for a := 0; a < d; a++ {
-						var xa float64
-						for b := 0; b < d; b++ {
-							xa += sqrtCov.At(a, b) * g[b]
-						}
-						x.Set(a, col, xa)
-						yy += w[a] * xa
-					}
-					if col < n {
-						x.Set(d, col, yy)
-					} else {
-						yq = yy
-					}
-				}
+				x, n, yq := seq.draw()
 				e := yq - layer.predictAndGrad(x, n, grad)
 				lsum += e * e
 				lsum2 += e * e * e * e

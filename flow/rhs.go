@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/linattn/linattn/internal/gemm"
+	"github.com/linattn/linattn/flow/internal/gemm"
 )
 
 var impl gonum.Implementation

@@ -2,6 +2,7 @@ package flow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -15,12 +16,17 @@ import (
 // spectrum is real, the case stabilized Chebyshev methods are made for.
 var DefaultMethod = ode.Auto
 
-// Default tolerances of Run. The plateau dynamics are driven by dormant heads
-// many orders of magnitude smaller than the learned ones, so the absolute
-// tolerance is small. The explicit methods' defaults are tighter because
-// their steps are set by stability on the plateaus, so tightening costs them
-// little; ROCK4's steps are set by accuracy. Both give drop times to better
-// than 10⁻⁶ relative (flow's tests against DOP853 at rtol 10⁻¹²).
+// Default tolerances of Run, tighter than ode's general-purpose defaults
+// (ode.DefaultRTol 10⁻⁶, ode.DefaultATol 10⁻⁹, for solves of order-one
+// states): the plateau dynamics are driven by dormant heads many orders of
+// magnitude smaller than the learned ones, so the absolute tolerance is
+// small, and the drop times, set by those heads' slow growth, need a
+// relative one of 10⁻⁸ to be right to 10⁻⁶. The explicit methods' defaults
+// are tighter still because their steps are set by stability on the
+// plateaus, so tightening costs them little; ROCK4's steps are set by
+// accuracy. Both give drop times to better than 10⁻⁶ relative
+// (TestStiffMethodsMatchDOP853 against DOP853 at rtol 10⁻¹²; docs/math.md,
+// "Stiff integration").
 const (
 	DefaultRTol = 1e-8
 	DefaultATol = 1e-12
@@ -52,35 +58,45 @@ const (
 )
 
 // RunSettings controls Run. The zero value runs until converged with the
-// default method and tolerances.
+// default method and tolerances and returns what linattn run writes: the
+// loss and the states at DefaultSamples times of the drops grid.
 type RunSettings struct {
 	// T is the final time, > 0; 0 runs until converged (Tol).
 	T float64
 	// Tol is the convergence criterion of a run with T = 0; 0 means
 	// DefaultTol.
 	Tol float64
-	// Times are the output times, increasing in [0, T]; nil means
-	// LinearGrid(T, 1001), or only t = 0 when T = 0 (the end is not known
-	// in advance: keep the dense output and Sample the trajectory).
+	// Samples is the number S ≥ 2 of output times Run places on Grid when
+	// Times is nil; 0 means DefaultSamples.
+	Samples int
+	// Grid places them (GridDrops, the zero value; GridLinear; GridLog).
+	Grid Grid
+	// Times, if not nil, are the output times instead, increasing in
+	// [0, T] (T > 0; with T = 0, times up to the end of the run), reached
+	// in one pass.
 	Times []float64
 	// StopTol > 0 ends the run as soon as L − System.MinLoss() ≤ StopTol
-	// (with T > 0).
+	// (with T > 0; Status Stopped).
 	StopTol float64
 	// Method is the integrator; nil means DefaultMethod.
 	Method ode.Method
 	// RTol and ATol are the integrator's tolerances; zero means
 	// DefaultTolerances(Method).
 	RTol, ATol float64
-	// MaxSteps bounds the integrator's attempted steps; 0 means
+	// MaxSteps bounds the integrator's attempted steps of a pass; 0 means
 	// DefaultMaxSteps.
 	MaxSteps int
-	// DenseBytes > 0 keeps the continuous extension of the whole run, up
-	// to that many bytes, so that Trajectory.Sample can evaluate the
-	// solution at any time afterwards (a run outgrowing it keeps none).
+	// DenseBytes bounds the continuous extension a run keeps. Run keeps
+	// one, up to DenseBytes (0: DefaultDenseBytes), to sample a grid placed
+	// from the run itself (the drops grid, or any grid with T = 0; see
+	// Run); with Times given, DenseBytes > 0 keeps one; a grid on a given T
+	// keeps none. A run outgrowing the bound keeps none. The Trajectory
+	// holds what was kept, for Sample.
 	DenseBytes int
 	// Observer, if not nil, is called at every accepted step with the time,
 	// the state in eigen coordinates (System.FromEigen converts; valid only
-	// during the call) and the loss there. An error stops the run.
+	// during the call) and the loss there. An error stops the run (Status
+	// Interrupted).
 	Observer func(t float64, y []float64, loss float64) error
 }
 
@@ -95,26 +111,79 @@ type Transition struct {
 	State []float64 // the state at T, original basis
 }
 
-// Trajectory is the result of Run.
+// Status says how a run ended: flow's own account, not the integrator's
+// (ode.Status).
+type Status int
+
+const (
+	NotRun      Status = iota // the zero value
+	Converged                 // T = 0: L − L_min ≤ Tol·(L(0) − L_min)
+	ReachedT                  // integrated to T
+	Stopped                   // L − L_min ≤ StopTol before T
+	Interrupted               // the context was canceled or the Observer returned an error
+	Failed                    // the integrator failed, or no convergence by Horizon·τ
+)
+
+func (s Status) String() string {
+	switch s {
+	case NotRun:
+		return "not run"
+	case Converged:
+		return "converged"
+	case ReachedT:
+		return "reached T"
+	case Stopped:
+		return "stopped"
+	case Interrupted:
+		return "interrupted"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// Sampling says where a Trajectory's samples come from.
+type Sampling int
+
+const (
+	// AtTimes: computed at the output times during the run (Times given,
+	// a grid on a known T, or the second pass of Run).
+	AtTimes Sampling = iota
+	// FromDense: evaluated after the run on its continuous extension,
+	// which gives the values a pass at these times computes, bit for bit.
+	FromDense
+	// AtSteps: the accepted steps of a run that ended before its output
+	// times were known (an error or an interruption), at most Samples of
+	// them spread over the run.
+	AtSteps
+)
+
+// Trajectory is the result of Run: the sampled run (times, loss, states),
+// the drops, how it ended and the work it took. Finite-data training
+// (package train) describes its runs with the same fields.
 type Trajectory struct {
-	// Times are the output times reached; States holds the state at each in
-	// the original basis, row-major (len(Times) × Len()); Loss the loss.
+	// Times are the output times; States holds the state at each in the
+	// original basis, row-major (len(Times) × Len()); Loss the loss.
 	Times  []float64
 	States []float64
 	Loss   []float64
+	// Sampling says how Times were chosen and the samples computed.
+	Sampling Sampling
 
 	// Transitions lists the first falling crossing of each half-way level,
 	// in time order.
 	Transitions []Transition
 
 	// FinalT, Final and FinalLoss describe the end of the run (original
-	// basis), which is T unless StopTol or a failure ended it earlier.
+	// basis), which is T unless StopTol, convergence or a failure ended it
+	// earlier.
 	FinalT    float64
 	Final     []float64
 	FinalLoss float64
 
-	Status ode.Status
-	Stats  ode.Stats
+	Status Status
+	// Stats counts the work of every pass.
+	Stats ode.Stats
 
 	sys   *System
 	dense *ode.Solution // eigen coordinates; nil unless kept
@@ -159,20 +228,16 @@ func (s *System) levels() []Transition {
 	return out
 }
 
-// Run integrates the flow from y0 (original basis) over [0, rs.T], or until
-// it converges when rs.T is 0.
-func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
-	if err := s.checkState(y0); err != nil {
-		return nil, err
-	}
+// pass integrates the flow from y0 (original basis) once, over [0, rs.T] or
+// until it converges when rs.T is 0, reaching rs.Times (not nil).
+func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
 	untilConverged := rs.T == 0
 	if untilConverged {
 		if err := s.convergenceSettings(y0, &rs); err != nil {
 			return nil, err
 		}
 	}
-	times, err := s.checkRun(&rs)
-	if err != nil {
+	if err := s.checkRun(&rs); err != nil {
 		return nil, err
 	}
 	method := rs.Method
@@ -204,7 +269,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		RTol:     rtol,
 		ATol:     atol,
 		MaxSteps: maxSteps,
-		TEval:    times,
+		TEval:    rs.Times,
 		Events:   s.runEvents(levels, rs.StopTol, lossAt),
 		// The loss is a Lyapunov function of a gradient flow
 		// (dL/dt = −2τ‖dθ/dt‖² ≤ 0), so it crosses each level at most once
@@ -219,12 +284,24 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		return nil, err
 	}
 	tr := s.newTrajectory(res, levels)
-	if err != nil {
+	switch {
+	case err != nil:
+		tr.Status = Failed
+		var oe *ode.Error
+		if errors.As(err, &oe) && (oe.Status == ode.Canceled || oe.Status == ode.Stopped) {
+			tr.Status = Interrupted
+		}
 		return tr, fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
-	}
-	if untilConverged && res.Status != ode.TerminalEvent {
+	case untilConverged && res.Status != ode.TerminalEvent:
+		tr.Status = Failed
 		return tr, fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
 			Horizon, tr.FinalLoss, s.MinLoss()+rs.StopTol)
+	case untilConverged:
+		tr.Status = Converged
+	case res.Status == ode.TerminalEvent:
+		tr.Status = Stopped
+	default:
+		tr.Status = ReachedT
 	}
 	return tr, nil
 }
@@ -246,9 +323,6 @@ func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
 	if !(gap > 0) {
 		return fmt.Errorf("flow: the initial loss is already L_min (gap %g); give a final time T", gap)
 	}
-	if rs.Times == nil {
-		rs.Times = []float64{0}
-	}
 	rs.T, rs.StopTol = Horizon*s.Model.Tau, tol*gap
 	return nil
 }
@@ -266,27 +340,23 @@ func (s *System) checkState(y0 []float64) error {
 	return nil
 }
 
-// checkRun validates Run's settings and returns the output times.
-func (s *System) checkRun(rs *RunSettings) ([]float64, error) {
+// checkRun validates the settings of a pass.
+func (s *System) checkRun(rs *RunSettings) error {
 	if !(rs.T > 0) || math.IsInf(rs.T, 0) {
-		return nil, fmt.Errorf("flow: T = %g, want a finite final time > 0", rs.T)
+		return fmt.Errorf("flow: T = %g, want a finite final time > 0", rs.T)
 	}
 	if rs.DenseBytes < 0 {
-		return nil, fmt.Errorf("flow: DenseBytes = %d, want ≥ 0", rs.DenseBytes)
+		return fmt.Errorf("flow: DenseBytes = %d, want ≥ 0", rs.DenseBytes)
 	}
 	if !(rs.StopTol >= 0) {
-		return nil, fmt.Errorf("flow: StopTol = %g, want ≥ 0", rs.StopTol)
+		return fmt.Errorf("flow: StopTol = %g, want ≥ 0", rs.StopTol)
 	}
-	times := rs.Times
-	if times == nil {
-		times = LinearGrid(rs.T, 1001)
-	}
-	for i, t := range times {
-		if !(t >= 0 && t <= rs.T) || (i > 0 && t < times[i-1]) {
-			return nil, fmt.Errorf("flow: Times[%d] = %g, want increasing times in [0, T = %g]", i, t, rs.T)
+	for i, t := range rs.Times {
+		if !(t >= 0 && t <= rs.T) || (i > 0 && t < rs.Times[i-1]) {
+			return fmt.Errorf("flow: Times[%d] = %g, want increasing times in [0, T = %g]", i, t, rs.T)
 		}
 	}
-	return times, nil
+	return nil
 }
 
 // runEvents are the falling crossings of the half-way levels and, with
@@ -321,7 +391,6 @@ func (s *System) newTrajectory(res *ode.Result, levels []Transition) *Trajectory
 		FinalT:    res.T,
 		Final:     s.FromEigen(nil, res.Y),
 		FinalLoss: s.LossEigen(res.Y),
-		Status:    res.Status,
 		Stats:     res.Stats,
 		sys:       s,
 		dense:     res.Solution,

@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/linattn/linattn/internal/gemm"
+	"github.com/linattn/linattn/flow/internal/gemm"
 )
 
 // taskLaw is what the layer and the law of the task vector change in a

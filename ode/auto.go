@@ -94,6 +94,7 @@ func (a *autoStepper) limit(t, h float64) float64 {
 }
 
 func (a *autoStepper) attempt(t, h float64) float64   { return a.steppers[a.cur].attempt(t, h) }
+func (a *autoStepper) limitFailure() error            { return limitFailure(a.steppers[a.cur]) }
 func (a *autoStepper) newton() (float64, float64)     { return newtonOutcome(a.steppers[a.cur]) }
 func (a *autoStepper) dense(t, h float64) [][]float64 { return a.steppers[a.cur].dense(t, h) }
 func (a *autoStepper) controller() controllerDefaults { return a.steppers[a.cur].controller() }

@@ -20,60 +20,11 @@ type crossing struct {
 // returned with terminal = true. gNew receives g at the end of the step (or
 // at the terminal crossing).
 func (in *Integrator) locateEvents(res *Result, events []Event, samples int, t0, t1 float64) (tStop float64, terminal bool) {
-	nev := len(events)
-	// g at θ = j/samples, j = 0..samples; row j of gSample.
-	g := in.gSample
-	copy(g[:nev], in.gPrev)
-	for j := 1; j <= samples; j++ {
-		row := g[j*nev : (j+1)*nev]
-		var y []float64
-		var tj float64
-		if j == samples {
-			y, tj = in.ynew, t1
-		} else {
-			tj = t0 + (t1-t0)*float64(j)/float64(samples)
-			in.interpolate(in.ydst, tj)
-			y = in.ydst
-		}
-		for e, ev := range events {
-			row[e] = ev.Func(tj, y)
-		}
-	}
-	copy(in.gNew, g[samples*nev:(samples+1)*nev])
-
+	g := in.sampleEvents(events, samples, t0, t1)
+	copy(in.gNew, g[samples*len(events):(samples+1)*len(events)])
 	var found []crossing
-	for e, ev := range events {
-		for j := 0; j < samples; j++ {
-			ga, gb := g[j*nev+e], g[(j+1)*nev+e]
-			var d Direction
-			switch {
-			case ga < 0 && gb >= 0:
-				d = Rising
-			case ga > 0 && gb <= 0:
-				d = Falling
-			default:
-				continue
-			}
-			if ev.Direction != Both && ev.Direction != d {
-				continue
-			}
-			ta := t0 + (t1-t0)*float64(j)/float64(samples)
-			tb := t0 + (t1-t0)*float64(j+1)/float64(samples)
-			if j+1 == samples {
-				tb = t1
-			}
-			var tr float64
-			if gb == 0 {
-				tr = tb
-			} else {
-				fn := func(t float64) float64 {
-					in.interpolate(in.ydst, t)
-					return ev.Func(t, in.ydst)
-				}
-				tr = brent(fn, ta, tb, ga, gb)
-			}
-			found = append(found, crossing{e, tr, d})
-		}
+	for e := range events {
+		found = in.crossings(found, events, e, g, samples, t0, t1)
 	}
 	if len(found) == 0 {
 		return 0, false
@@ -99,6 +50,68 @@ func (in *Integrator) locateEvents(res *Result, events []Event, samples int, t0,
 		}
 	}
 	return 0, false
+}
+
+// sampleEvents returns the event functions at θ = j/samples of the step,
+// j = 0..samples: row j of the result (in.gSample), row 0 from the last
+// step's end.
+func (in *Integrator) sampleEvents(events []Event, samples int, t0, t1 float64) []float64 {
+	nev := len(events)
+	g := in.gSample
+	copy(g[:nev], in.gPrev)
+	for j := 1; j <= samples; j++ {
+		row := g[j*nev : (j+1)*nev]
+		var y []float64
+		var tj float64
+		if j == samples {
+			y, tj = in.ynew, t1
+		} else {
+			tj = t0 + (t1-t0)*float64(j)/float64(samples)
+			in.interpolate(in.ydst, tj)
+			y = in.ydst
+		}
+		for e, ev := range events {
+			row[e] = ev.Func(tj, y)
+		}
+	}
+	return g
+}
+
+// crossings appends to found the crossings of event e in the step: each
+// sign change of its samples g in the event's direction, refined by
+// Brent's method on the continuous extension.
+func (in *Integrator) crossings(found []crossing, events []Event, e int, g []float64, samples int, t0, t1 float64) []crossing {
+	nev, ev := len(events), events[e]
+	for j := 0; j < samples; j++ {
+		ga, gb := g[j*nev+e], g[(j+1)*nev+e]
+		var d Direction
+		switch {
+		case ga < 0 && gb >= 0:
+			d = Rising
+		case ga > 0 && gb <= 0:
+			d = Falling
+		default:
+			continue
+		}
+		if ev.Direction != Both && ev.Direction != d {
+			continue
+		}
+		ta := t0 + (t1-t0)*float64(j)/float64(samples)
+		tb := t0 + (t1-t0)*float64(j+1)/float64(samples)
+		if j+1 == samples {
+			tb = t1
+		}
+		tr := tb
+		if gb != 0 {
+			fn := func(t float64) float64 {
+				in.interpolate(in.ydst, t)
+				return ev.Func(t, in.ydst)
+			}
+			tr = brent(fn, ta, tb, ga, gb)
+		}
+		found = append(found, crossing{e, tr, d})
+	}
+	return found
 }
 
 // brent returns a zero of f in the bracket [a, b] (f(a)·f(b) ≤ 0, fa = f(a),

@@ -21,7 +21,8 @@ type stepper interface {
 	// begin prepares a solve of p; in.y and in.f0 hold y₀ and f(t₀, y₀).
 	begin(p *Problem) error
 	// limit returns the largest step not longer than |h| (same sign) that
-	// the method can take from (t, in.y); most methods return h.
+	// the method can take from (t, in.y); most methods return h. NaN means
+	// none is known (see limitFailer).
 	limit(t, h float64) float64
 	// attempt computes in.ynew and in.f1 for the step (t, h) and returns
 	// the scaled error norm; a non-finite value rejects the step.
@@ -70,10 +71,54 @@ type newtonStepper interface {
 	newton() (safetyScale, rejectScale float64)
 }
 
+// A limitFailer says why its limit returned NaN (ROCK4: the spectral radius
+// is not finite); the solve then fails.
+type limitFailer interface {
+	limitFailure() error
+}
+
+// limitFailure is s.limitFailure() for a limitFailer, else nil.
+func limitFailure(s stepper) error {
+	if lf, ok := s.(limitFailer); ok {
+		return lf.limitFailure()
+	}
+	return nil
+}
+
 // newtonOutcome is s.newton() for a newtonStepper, else (1, 0).
 func newtonOutcome(s stepper) (safetyScale, rejectScale float64) {
 	if ns, ok := s.(newtonStepper); ok {
 		return ns.newton()
 	}
 	return 1, 0
+}
+
+// methodNames are the methods by the names a command line or a settings
+// file gives them, in the order MethodNames lists them.
+var methodNames = []struct {
+	name string
+	m    Method
+}{
+	{"auto", Auto}, {"rock4", ROCK4}, {"rodas5p", Rodas5P}, {"radau5", Radau5},
+	{"dop853", DOP853}, {"dp5", DP5}, {"tsit5", Tsit5},
+}
+
+// MethodByName returns the method called name: auto, rock4, rodas5p,
+// radau5, dop853, dp5 or tsit5 (MethodNames).
+func MethodByName(name string) (Method, bool) {
+	for _, mn := range methodNames {
+		if mn.name == name {
+			return mn.m, true
+		}
+	}
+	return nil, false
+}
+
+// MethodNames lists the names MethodByName knows.
+func MethodNames() []string {
+	out := make([]string, len(methodNames))
+	for i, mn := range methodNames {
+		out[i] = mn.name
+	}
+	return out
 }

@@ -76,3 +76,23 @@ func TestNewRKValidates(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodByName: every listed name gives the method of that name, and
+// an unknown one none.
+func TestMethodByName(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{"auto": "Auto(DOP853,ROCK4)", "rock4": "ROCK4", "rodas5p": "Rodas5P", "radau5": "Radau5",
+		"dop853": "DOP853", "dp5": "DP5", "tsit5": "Tsit5"}
+	names := ode.MethodNames()
+	if len(names) != len(want) {
+		t.Errorf("MethodNames() = %v", names)
+	}
+	for _, n := range names {
+		if m, ok := ode.MethodByName(n); !ok || m.Name() != want[n] {
+			t.Errorf("MethodByName(%q) = %v, %v; want %s", n, m, ok, want[n])
+		}
+	}
+	if m, ok := ode.MethodByName("rk4"); ok || m != nil {
+		t.Errorf("MethodByName(rk4) = %v, %v", m, ok)
+	}
+}

@@ -51,6 +51,7 @@ type rock4Stepper struct {
 
 	rho     float64 // spectral-radius bound in use
 	rhoLeft int     // accepted steps it may still serve; 0 means stale
+	rhoErr  error   // why the last bound could not be had (limit returned NaN)
 
 	prev, cur, next, tmp []float64 // Chebyshev recurrence and finishing stages
 	k1, k2, k3, k4       []float64
@@ -95,10 +96,13 @@ func (st *rock4Stepper) accept(_, _ float64) {
 }
 
 // limit refreshes ρ when it is stale and shortens h to the largest step 152
-// stages can take.
+// stages can take. It returns NaN when ρ is not finite (limitFailure says
+// why): no number of stages is then known to be stable.
 func (st *rock4Stepper) limit(t, h float64) float64 {
 	if st.rhoLeft <= 0 {
-		st.rho = st.spectralRadius(t)
+		if st.rho, st.rhoErr = st.spectralRadius(t); st.rhoErr != nil {
+			return math.NaN()
+		}
 		st.rhoLeft = rock4RhoRefresh
 	}
 	// Compared in floating point: h·ρ may be +Inf.
@@ -205,15 +209,24 @@ func (st *rock4Stepper) dense(_, h float64) [][]float64 {
 	return st.vecs
 }
 
+func (st *rock4Stepper) limitFailure() error { return st.rhoErr }
+
 // spectralRadius returns ρ at (t, in.y): the problem's bound if it has one,
 // else the nonlinear power iteration of rkc.f (RKCRHO) and rock4.f: the
 // difference quotients ‖f(y + δz) − f(y)‖/δ along the iterated direction z,
 // started from the last eigenvector estimate (or f(y)), until two successive
-// values agree to 1 %, then enlarged by 20 %.
-func (st *rock4Stepper) spectralRadius(t float64) float64 {
+// values agree to 1 %, then enlarged by 20 %. A bound that is not a finite
+// number ≥ 0 is an error, as in OrdinaryDiffEq.jl's maxeig!, which reports
+// the failure: taken as 0, it would give the fewest stages, unstable for
+// any stiff problem.
+func (st *rock4Stepper) spectralRadius(t float64) (float64, error) {
 	in := st.in
 	if st.p.SpectralRadius != nil {
-		return st.p.SpectralRadius(t, in.y)
+		rho := st.p.SpectralRadius(t, in.y)
+		if !(rho >= 0) || math.IsInf(rho, 0) {
+			return 0, fmt.Errorf("ROCK4: Problem.SpectralRadius(%g, y) = %g, want a finite bound ≥ 0", t, rho)
+		}
+		return rho, nil
 	}
 	y := in.y
 	sqrtEps := math.Sqrt(eps)
@@ -221,6 +234,9 @@ func (st *rock4Stepper) spectralRadius(t float64) float64 {
 	if znrm == 0 {
 		copy(st.eig, in.f0)
 		znrm = norm2(st.eig)
+	}
+	if !finite(ynrm) || !finite(znrm) {
+		return 0, fmt.Errorf("ROCK4: the spectral-radius estimate at t = %g needs ‖y‖ = %g and ‖f(y)‖ = %g, which overflow (give Problem.SpectralRadius)", t, ynrm, znrm)
 	}
 	dy := ynrm * sqrtEps
 	if dy == 0 {
@@ -246,6 +262,9 @@ func (st *rock4Stepper) spectralRadius(t float64) float64 {
 		d := norm2(st.fz)
 		prev := rho
 		rho = d / dy
+		if !finite(rho) {
+			break // failed: reported below
+		}
 		if it >= 1 && math.Abs(rho-prev) <= 0.01*math.Max(rho, 1/st.span) {
 			break
 		}
@@ -259,10 +278,10 @@ func (st *rock4Stepper) spectralRadius(t float64) float64 {
 	for i := range z {
 		st.eig[i] = z[i] - y[i]
 	}
-	if !finite(rho) {
-		return 0
+	if rho = rock4RhoSafety * rho; !finite(rho) {
+		return 0, fmt.Errorf("ROCK4: the spectral-radius estimate at t = %g is %g: f overflows or is not finite near y (give Problem.SpectralRadius)", t, rho)
 	}
-	return rock4RhoSafety * rho
+	return rho, nil
 }
 
 const eps = 0x1p-52

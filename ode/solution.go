@@ -7,7 +7,11 @@ import (
 
 // Solution is the continuous extension of a whole solve (Settings.Dense),
 // evaluable at any t in the solved interval. At reuses scratch space, so a
-// Solution must not be read by several goroutines at once.
+// Solution must not be read by several goroutines at once. It keeps the
+// problem's Func and calls it again for ROCK4's steps (below), so the values
+// it gives are the solve's only while Func stays the function it was (see
+// Func); scipy's DenseOutput, which stores every step's polynomial, never
+// calls fun again, at twice the memory for ROCK4's steps here.
 //
 // Each step stores y and f(t, y) at its start, then its Hairer-form vectors
 // (their number varies with the method), contiguously, in blocks that double

@@ -204,3 +204,40 @@ func TestThinRandomLayouts(t *testing.T) {
 		s.endSolve()
 	}
 }
+
+// TestSolutionNeedsPureFunc shows what the Func contract protects: the
+// Solution of a ROCK4 solve evaluates f again at its Hermite steps, so when
+// f changes after Solve returns (here its rate k), At no longer gives what
+// the solve interpolated at TEval; with f unchanged it does, bit for bit.
+func TestSolutionNeedsPureFunc(t *testing.T) {
+	t.Parallel()
+	k := 1.0
+	f := func(_ float64, y, dy []float64) {
+		for i := range y {
+			dy[i] = -k * float64(i+1) * y[i]
+		}
+	}
+	p := Problem{Func: f, T1: 2, Y0: []float64{1, 1, 1}}
+	res, err := Solve(context.Background(), p, Settings{Method: ROCK4, TEval: []float64{0.7}, Dense: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := make([]float64, 3)
+	differs := func() bool {
+		res.Solution.At(y, 0.7)
+		for i := range y {
+			if y[i] != res.YEval[i] {
+				return true
+			}
+		}
+		return false
+	}
+	if differs() {
+		t.Fatalf("pure f: At(0.7) = %v, the solve gave %v", y, res.YEval)
+	}
+	k = 2                   // violates the contract
+	res.Solution.At(y, 1.9) // leave the step At cached f for
+	if !differs() {
+		t.Errorf("f changed after the solve, and At(0.7) still equals the solve's value: the Solution does not call f again?")
+	}
+}

@@ -6,7 +6,11 @@ import (
 	"math"
 )
 
-// Defaults of Settings.
+// Defaults of Settings: RTol and ATol for solves of states of order one,
+// tighter than scipy's solve_ivp (10⁻³, 10⁻⁶) because the solutions here are
+// kept and compared to many digits; a caller whose states have small
+// components that matter, or who needs event times to more digits, sets its
+// own (package flow's defaults are 10⁻⁸ and 10⁻¹², and say why).
 const (
 	DefaultRTol     = 1e-6
 	DefaultATol     = 1e-9
@@ -270,7 +274,8 @@ func (r *run) nextStep() (h float64, last bool, err error) {
 		k := in.stats.Steps + 1
 		tn := p.T0 + (p.T1-p.T0)*float64(k)/float64(cfg.nFixed)
 		h = tn - r.t
-		if in.st.limit(r.t, h) != h {
+		hl, err := r.limit(h)
+		if err == nil && hl != h {
 			_, err = r.fail(h, StepTooSmall, fmt.Sprintf("Settings.FixedStep = %g exceeds the largest step %s can take here", r.s.FixedStep, in.m.Name()), nil)
 		}
 		return h, k == cfg.nFixed, err
@@ -289,13 +294,29 @@ func (r *run) nextStep() (h float64, last bool, err error) {
 			h, last = h/2, false
 		}
 	}
-	if hl := in.st.limit(r.t, h); hl != h {
+	hl, err := r.limit(h)
+	if err != nil {
+		return h, false, err
+	}
+	if hl != h {
 		h, last = hl, false
 		if cfg.dir*(r.t+2*hl-p.T1) >= 0 {
 			h = (p.T1 - r.t) / 2 // two equal steps rather than one and a sliver
 		}
 	}
 	return h, last, nil
+}
+
+// limit asks the method for the largest step up to h from r.t, and fails
+// the solve when it cannot tell (NaN: ROCK4 without a finite spectral
+// radius).
+func (r *run) limit(h float64) (float64, error) {
+	hl := r.in.st.limit(r.t, h)
+	if !math.IsNaN(hl) {
+		return hl, nil
+	}
+	_, err := r.fail(h, NonFinite, "no stable step size", limitFailure(r.in.st))
+	return hl, err
 }
 
 // attribute charges the evaluations since the last call to method i.

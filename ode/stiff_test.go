@@ -116,6 +116,42 @@ func TestROCK4Parabolic(t *testing.T) {
 	}
 }
 
+// TestROCK4SpectralRadiusFailsLoudly: a spectral radius that is not a
+// finite number fails the solve (status NonFinite, the cause named), as
+// OrdinaryDiffEq.jl's maxeig! reports failure, instead of being taken as
+// 0 (the fewest stages). Given by the problem as NaN or −1, or estimated
+// by the power iteration on y' = −10³⁰⁰·y, whose ‖f(y)‖ overflows (the
+// norm squares 10³⁰⁰), or on y' = −1.6·10³⁰⁸·y from y = 10⁻²⁰⁰, whose
+// estimate, enlarged by 20 %, does.
+func TestROCK4SpectralRadiusFailsLoudly(t *testing.T) {
+	t.Parallel()
+	decay := func(c float64) ode.Func {
+		return func(_ float64, y, dy []float64) {
+			for i := range y {
+				dy[i] = -c * y[i]
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		p    ode.Problem
+		want string
+	}{
+		{"given NaN", ode.Problem{Func: decay(1), T1: 1, Y0: []float64{1, 2},
+			SpectralRadius: func(float64, []float64) float64 { return math.NaN() }}, "Problem.SpectralRadius(0, y) = NaN"},
+		{"given negative", ode.Problem{Func: decay(1), T1: 1, Y0: []float64{1, 2},
+			SpectralRadius: func(float64, []float64) float64 { return -1 }}, "want a finite bound ≥ 0"},
+		{"norm overflows", ode.Problem{Func: decay(1e300), T1: 1, Y0: []float64{1}}, "‖f(y)‖ = +Inf, which overflow"},
+		{"estimate overflows", ode.Problem{Func: decay(1.6e308), T1: 1, Y0: []float64{1e-200}}, "estimate at t = 0 is +Inf"},
+	} {
+		_, err := ode.Solve(context.Background(), tc.p, ode.Settings{Method: ode.ROCK4, InitialStep: 1e-3})
+		var oe *ode.Error
+		if !errors.As(err, &oe) || oe.Status != ode.NonFinite || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want NonFinite with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 func maxAbs(a, b []float64) float64 {
 	var m float64
 	for i := range a {

@@ -7,6 +7,14 @@ import (
 
 // Func evaluates the right-hand side f(t, y) into dydt. It must not keep y or
 // dydt after it returns, and must not modify y.
+//
+// f must be a function of (t, y) alone, returning the same bits for the same
+// arguments: a dense Solution (Settings.Dense) keeps f and calls it again
+// after Solve has returned, for the steps whose continuous extension it
+// stores as y alone (ROCK4's cubic Hermite steps, whose f at both ends At
+// evaluates again, and the thinned ones, which At takes again). An f that
+// changes after the solve (a parameter set anew, a count of its calls) makes
+// At return values the solve never had (TestSolutionNeedsPureFunc).
 type Func func(t float64, y, dydt []float64)
 
 // Problem is the initial-value problem y' = Func(t, y), y(T0) = Y0, to be

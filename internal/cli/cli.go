@@ -1,6 +1,7 @@
 // Package cli implements the linattn command: a small table of subcommands
-// sharing one job specification (package spec), each writing its arrays
-// with package export and a JSON sidecar that is itself a spec.
+// sharing one job specification (output.Spec, resolved by package spec),
+// each computing through the library packages and writing its arrays and
+// a JSON sidecar that is itself a spec through package output.
 package cli
 
 import (
@@ -15,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/linattn/linattn/internal/spec"
+	"github.com/linattn/linattn/output"
 )
 
 // Exit codes.
@@ -31,7 +33,7 @@ type command struct {
 	UsageLine string
 	Short     string
 	// Groups are the spec fields the command reads besides the problem.
-	Groups []spec.Group
+	Groups []output.Group
 	// Out is the default output file.
 	Out string
 	Run func(e *env, job *spec.Job) error
@@ -110,9 +112,9 @@ type invocation struct {
 func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invocation, int) {
 	fs := flag.NewFlagSet("linattn "+c.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	overlay := &spec.Spec{}
-	groups := append([]spec.Group{spec.Problem}, c.Groups...)
-	for _, f := range spec.Fields {
+	overlay := &output.Spec{}
+	groups := append([]output.Group{output.GroupProblem}, c.Groups...)
+	for _, f := range output.Fields {
 		if f.ReadBy(groups) {
 			fs.Var(spec.NewValue(overlay, f.Name), f.Name, f.Usage)
 		}
@@ -136,10 +138,10 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	if fs.NArg() > 0 {
 		return fail(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	if err := overlay.CheckFlags(); err != nil {
+	if err := spec.CheckFlags(overlay); err != nil {
 		return fail(err)
 	}
-	given := &spec.Spec{}
+	given := &output.Spec{}
 	if *specFile != "" {
 		var err error
 		if given, err = loadSpec(*specFile); err != nil {
@@ -160,12 +162,12 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 
 // loadSpec reads a spec file; relative input paths in it are taken
 // relative to the file's directory.
-func loadSpec(path string) (*spec.Spec, error) {
+func loadSpec(path string) (*output.Spec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("-spec: %w", err)
 	}
-	s, err := spec.Parse(b)
+	s, err := output.Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("-spec %s: %w", path, err)
 	}
@@ -244,13 +246,4 @@ func commandNames() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func contains(gs []spec.Group, g spec.Group) bool {
-	for _, x := range gs {
-		if x == g {
-			return true
-		}
-	}
-	return false
 }

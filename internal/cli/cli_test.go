@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/linattn/linattn/output"
 	"math"
 	"os"
 	"os/exec"
@@ -41,7 +42,7 @@ func runCLIContext(t *testing.T, ctx context.Context, args ...string) (int, stri
 // sidecarOf reads FILE.json beside FILE.npz.
 func sidecarOf(t *testing.T, npzPath string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(sidecarPath(npzPath))
+	b, err := os.ReadFile(output.SidecarPath(npzPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +68,7 @@ func readFloats(t *testing.T, r *npz.Reader, name string) []float64 {
 // docs/math.md's 1, 0.64057971, 0.37737216, 0.2098046, 0.13599507; the drop
 // times are those of flow.TestPaperExample.
 func TestDefaultRunGolden(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run.npz")
 	code, stdout, stderr := runCLI(t, "run", "-o", out)
@@ -114,89 +116,49 @@ func TestDefaultRunGolden(t *testing.T) {
 	}
 }
 
-// TestRunArraysRoundTrip reads back every array of a run and checks it
-// against the same trajectory computed directly with package flow, element
-// by element and bit for bit, and the shapes against the sidecar.
+// TestRunArraysRoundTrip: every array of a run's .npz, read back through
+// package output, equals bit for bit what the library computes for the job
+// its sidecar describes (flow.System.Run with the sidecar's settings, laid
+// out by output.RunArrays), and the sidecar records every array's shape.
 func TestRunArraysRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, model := range []string{"separate", "merged"} {
-		t.Run(model, func(t *testing.T) {
-			dir := t.TempDir()
-			out := filepath.Join(dir, "r.npz")
-			args := []string{"run", "-model", model, "-spectrum", "power:1", "-D", "3", "-H", "2", "-winit", "0.1",
-				"-T", "3000", "-samples", "40", "-grid", "lin", "-o", out}
-			if model == "separate" {
-				args = append(args, "-R", "2")
-			}
-			if code, _, stderr := runCLI(t, args...); code != 0 {
-				t.Fatalf("exit %d: %s", code, stderr)
-			}
-			given, err := spec.Parse(mustRead(t, sidecarPath(out)))
+		dir := t.TempDir()
+		out := filepath.Join(dir, "r.npz")
+		args := []string{"run", "-model", model, "-spectrum", "power:1", "-D", "3", "-H", "2", "-winit", "0.1",
+			"-T", "3000", "-samples", "40", "-o", out}
+		if model == "separate" {
+			args = append(args, "-R", "2")
+		}
+		if code, _, stderr := runCLI(t, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", model, code, stderr)
+		}
+		f, err := output.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, err := spec.Resolve(f.Sidecar.Spec, output.GroupSolver)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := job.System.Run(context.Background(), job.Y0, solverSettings(job))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := output.RunArrays(job.System, tr)
+		if names := f.Names(); len(names) != len(want) || len(f.Sidecar.Meta.Arrays) != len(want) {
+			t.Errorf("%s: arrays %v, sidecar %v, want %d", model, names, f.Sidecar.Meta.Arrays, len(want))
+		}
+		for _, w := range want {
+			got, err := f.Array(w.Name, w.Shape...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			job, err := spec.Resolve(given, spec.Solver)
-			if err != nil {
-				t.Fatal(err)
+			if !slices.Equal(got.Shape, w.Shape) || !slices.Equal(f.Sidecar.Meta.Arrays[w.Name], w.Shape) ||
+				!slices.Equal(got.Float, w.Float) || !slices.Equal(got.Int, w.Int) {
+				t.Errorf("%s: array %s differs (shape %v, sidecar %v, want %v)", model, w.Name, got.Shape, f.Sidecar.Meta.Arrays[w.Name], w.Shape)
 			}
-			s := job.System
-			times := flow.LinearGrid(3000, 40)
-			tr, err := s.Run(context.Background(), job.Y0, flow.RunSettings{T: 3000, Times: times, Method: job.Method, RTol: job.Spec.RTol, ATol: job.Spec.ATol})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string][]float64{"t": tr.Times, "loss": tr.Loss, "eigvals": s.Data.Lambda(),
-				"plateaus": s.Data.PlateauLevels(), "Lambda": rowMajor(s.Data.Covariance()), "eigvecs": rowMajor(s.Data.Vecs())}
-			n, h, d := s.Len(), s.Model.H, s.Dim()
-			for i := range tr.Times {
-				y := tr.States[i*n : (i+1)*n]
-				want["v"] = append(want["v"], y[:h]...)
-				if model == "merged" {
-					want["U"] = append(want["U"], y[h:]...)
-				} else {
-					hrd := h * s.Model.R * d
-					want["K"] = append(want["K"], y[h:h+hrd]...)
-					want["Q"] = append(want["Q"], y[h+hrd:]...)
-				}
-				want["M"] = append(want["M"], rowMajor(s.MapOfEigen(s.ToEigen(nil, y)))...)
-			}
-			for _, tn := range tr.Transitions {
-				want["transitions"] = append(want["transitions"], tn.T)
-			}
-			r, err := npz.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			shapes := sidecarOf(t, out)["meta"].(map[string]any)["arrays"].(map[string]any)
-			for name, w := range want {
-				got := readFloats(t, r, name)
-				if len(got) != len(w) {
-					t.Fatalf("%s: %d values, want %d", name, len(got), len(w))
-				}
-				for i := range w {
-					if got[i] != w[i] {
-						t.Fatalf("%s[%d] = %v, want %v", name, i, got[i], w[i])
-					}
-				}
-				size := 1
-				for _, x := range r.Header(name + ".npy").Descr.Shape {
-					size *= x
-				}
-				if size != len(w) || len(shapes[name].([]any)) != len(r.Header(name+".npy").Descr.Shape) {
-					t.Errorf("%s: shape %v, sidecar %v, %d values", name, r.Header(name+".npy").Descr.Shape, shapes[name], len(w))
-				}
-			}
-			if model == "separate" {
-				if sh := r.Header("K.npy").Descr.Shape; len(sh) != 4 || sh[0] != 40 || sh[1] != 2 || sh[2] != 2 || sh[3] != 3 {
-					t.Errorf("K shape %v, want (40, 2, 2, 3)", sh)
-				}
-			} else if sh := r.Header("U.npy").Descr.Shape; len(sh) != 4 || sh[0] != 40 || sh[1] != 2 || sh[2] != 3 || sh[3] != 3 {
-				t.Errorf("U shape %v, want (40, 2, 3, 3)", sh)
-			}
-			if len(r.Keys()) != len(shapes) {
-				t.Errorf("archive holds %d arrays, sidecar lists %d", len(r.Keys()), len(shapes))
-			}
-		})
+		}
 	}
 }
 
@@ -214,6 +176,7 @@ func mustRead(t *testing.T, path string) []byte {
 // SHA-256 of each array's little-endian bytes, which must equal ours.
 // numpy comes from Debian's python3-numpy, installed by .ci/run.
 func TestNumpyReadsRun(t *testing.T) {
+	t.Parallel()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
 		if os.Getenv("CI") != "" {
@@ -237,7 +200,7 @@ for name in sorted(d.files):
     assert a.dtype in (np.float64, np.int64), (name, a.dtype)
     print(name, hashlib.sha256(a.astype(a.dtype.newbyteorder("<")).tobytes()).hexdigest())
 `
-	cmd := exec.Command(py, "-c", script, out, sidecarPath(out))
+	cmd := exec.Command(py, "-c", script, out, output.SidecarPath(out))
 	got, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("numpy: %v\n%s", err, got)
@@ -276,13 +239,14 @@ for name in sorted(d.files):
 // TestSidecarRepeatsRun: the sidecar of a run, given back with -spec,
 // repeats it bit for bit; flags still override it.
 func TestSidecarRepeatsRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b, c := filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz"), filepath.Join(dir, "c.npz")
 	args := []string{"run", "-spectrum", "power:0.5", "-D", "3", "-ntp-max", "20", "-winit", "0.05", "-seed", "11", "-samples", "300", "-method", "dp5", "-rtol", "1e-9", "-o", a}
 	if code, _, stderr := runCLI(t, args...); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "run", "-spec", sidecarPath(a), "-o", b); code != 0 {
+	if code, _, stderr := runCLI(t, "run", "-spec", output.SidecarPath(a), "-o", b); code != 0 {
 		t.Fatalf("repeat: exit %d: %s", code, stderr)
 	}
 	if !bytes.Equal(mustRead(t, a), mustRead(t, b)) {
@@ -297,7 +261,7 @@ func TestSidecarRepeatsRun(t *testing.T) {
 		t.Errorf("resolved specs differ:\n%s\n%s", ja, jb)
 	}
 	// A flag overrides the spec, and -N replaces the spec's -ntp-max.
-	if code, _, stderr := runCLI(t, "run", "-spec", sidecarPath(a), "-seed", "12", "-N", "5", "-o", c); code != 0 {
+	if code, _, stderr := runCLI(t, "run", "-spec", output.SidecarPath(a), "-seed", "12", "-N", "5", "-o", c); code != 0 {
 		t.Fatalf("override: exit %d: %s", code, stderr)
 	}
 	sc := sidecarOf(t, c)
@@ -309,6 +273,7 @@ func TestSidecarRepeatsRun(t *testing.T) {
 // TestBadInput: one line naming the flag and the allowed range, exit status
 // 2, no stack trace and no file left behind.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notOrtho := filepath.Join(dir, "vecs.npy")
 	writeNPY(t, notOrtho, []float64{1, 0.5, 0, 1}, 2, 2)
@@ -383,6 +348,7 @@ func listDir(t *testing.T, dir string) []string {
 // TestInterrupt: a canceled run writes what it computed, marked incomplete,
 // and exits 130 — in the first pass (which finds T) and in the second.
 func TestInterrupt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -391,15 +357,15 @@ func TestInterrupt(t *testing.T) {
 		{"output pass", []string{"-T", "20000", "-grid", "lin"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			out := filepath.Join(t.TempDir(), "run.npz")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			testHookStep = func(tt float64) {
+			ctx = withTestHooks(ctx, &testHooks{step: func(tt float64) {
 				if tt > 4000 {
 					cancel()
 				}
-			}
-			defer func() { testHookStep = nil }()
+			}})
 			code, stdout, stderr := runCLIContext(t, ctx, append([]string{"run", "-o", out}, tc.args...)...)
 			if !strings.Contains(stderr, "interrupted") {
 				t.Fatalf("exit %d, stderr %q\n%s", code, stderr, stdout)
@@ -425,6 +391,7 @@ func TestInterrupt(t *testing.T) {
 // TestProgress: progress lines go to stderr only on a terminal and not
 // with -q.
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	var p bytes.Buffer
 	pr := newProgress(&p, true)
 	pr.start = pr.start.Add(-2e9) // the work has lasted two seconds
@@ -454,6 +421,7 @@ func TestProgress(t *testing.T) {
 // three other path points are higher-order saddles and the other 11 strict
 // saddles (landscape.TestPaperStability holds the details).
 func TestLandscape(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "l.npz")
 	code, stdout, stderr := runCLI(t, "landscape", "-o", out)
@@ -516,6 +484,7 @@ func TestLandscape(t *testing.T) {
 // grid, and checks the merged model's drop-time predictions (reduced.
 // TestMergedDropTime: the refined one within 0.5%).
 func TestReduced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "red.npz")
 	code, stdout, stderr := runCLI(t, "reduced", "-points", "500", "-o", out)
@@ -559,6 +528,7 @@ func TestReduced(t *testing.T) {
 // initialization the merged closed form (paper eq. attnM-solution) is the
 // flow itself, so loss_closed_form equals loss to integration accuracy.
 func TestReducedWhiteClosedForm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data, err := flow.NewData(flow.White(3, 0.5), nil, 1.0/10)
 	if err != nil {
@@ -596,12 +566,13 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 
 // TestHelp: -h lists every flag a command reads, with its type, and exits 0.
 func TestHelp(t *testing.T) {
-	for cmd, groups := range map[string][]spec.Group{"run": {spec.Problem, spec.Solver}, "landscape": {spec.Problem, spec.Landscape}, "reduced": {spec.Problem, spec.Solver, spec.Reduced}, "train": {spec.Problem, spec.Train}} {
+	t.Parallel()
+	for cmd, groups := range map[string][]output.Group{"run": {output.GroupProblem, output.GroupSolver}, "landscape": {output.GroupProblem, output.GroupLandscape}, "reduced": {output.GroupProblem, output.GroupSolver, output.GroupReduced}, "train": {output.GroupProblem, output.GroupTrain}} {
 		code, stdout, _ := runCLI(t, cmd, "-h")
 		if code != 0 {
 			t.Errorf("%s -h: exit %d", cmd, code)
 		}
-		for _, f := range spec.Fields {
+		for _, f := range output.Fields {
 			listed := strings.Contains(stdout, "\n  -"+f.Name+" ") || strings.Contains(stdout, "\n  -"+f.Name+"\n")
 			if want := f.ReadBy(groups); listed != want {
 				t.Errorf("%s -h: -%s listed %v, want %v", cmd, f.Name, listed, want)
@@ -624,6 +595,7 @@ func TestHelp(t *testing.T) {
 // saddles amplifies that rounding (to 4e-10 in the loss by t = 2000): the
 // curves agree to 1e-6. The state read from -init is the file's, bit for bit.
 func TestInitFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.npz"), filepath.Join(dir, "b.npz")
 	args := []string{"run", "-R", "2", "-H", "3", "-T", "2000", "-grid", "lin", "-samples", "30"}
@@ -654,11 +626,11 @@ func TestInitFile(t *testing.T) {
 			t.Fatalf("loss[%d]: %v from the seed, %v from -init", i, lossA[i], lossB[i])
 		}
 	}
-	given, err := spec.Parse(mustRead(t, sidecarPath(b)))
+	given, err := output.Parse(mustRead(t, output.SidecarPath(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := spec.Resolve(given, spec.Solver)
+	job, err := spec.Resolve(given, output.GroupSolver)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,100 +645,13 @@ func TestInitFile(t *testing.T) {
 	}
 }
 
-// TestRecorder: a recorder of at most 9 samples keeps t = 0, stays within
-// its bound, keeps the samples increasing and spread over the whole run
-// (no gap larger than four times the mean), and always keeps the end.
-func TestRecorder(t *testing.T) {
-	data, err := flow.NewData([]float64{0.2}, nil, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 1, R: 1, Tau: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := []float64{1, 2, 3}
-	rec := newRecorder(s, 9, y, 1)
-	for step := 1; step <= 1000; step++ {
-		rec.add(float64(step), y, 1)
-		if len(rec.t) > 9 {
-			t.Fatalf("step %d: %d samples", step, len(rec.t))
-		}
-	}
-	rec.last(1000.5, y, 1)
-	n := len(rec.t)
-	if rec.t[0] != 0 || rec.t[n-1] != 1000.5 || n < 5 {
-		t.Fatalf("samples %v", rec.t)
-	}
-	for i := 1; i < n; i++ {
-		if gap := rec.t[i] - rec.t[i-1]; !(gap > 0) || gap > 4*1000.5/float64(n-1) {
-			t.Errorf("gap %v between samples %d and %d: %v", gap, i-1, i, rec.t)
-		}
-	}
-	if len(rec.states) != n*s.Len() || rec.states[3*(n-1)+2] != 3 {
-		t.Errorf("states %v", rec.states)
-	}
-}
-
-// TestOnePassEqualsTwoPasses: a run until converged samples its output from
-// the first pass's continuous extension; when that does not fit in the
-// memory bound it integrates a second time with the output times. Both give
-// the same arrays, bit for bit: the second pass takes the same steps, ends at
-// the same terminal event, and evaluates the same continuous extension.
-func TestOnePassEqualsTwoPasses(t *testing.T) {
-	for _, budget := range []int{2 << 20, 1} {
-		onePassEqualsTwoPasses(t, budget)
-	}
-}
-
-// onePassEqualsTwoPasses compares a run with the default memory bound with
-// one under budget bytes: 2 MiB thins the ROCK4 steps of the kept
-// continuous extension (3 MB, of which DOP853 steps take 1 MB; see
-// ode.Settings.DenseLimit), 1 byte drops it and makes a second pass.
-func onePassEqualsTwoPasses(t *testing.T, budget int) {
-	dir := t.TempDir()
-	one, two := filepath.Join(dir, "one.npz"), filepath.Join(dir, "two.npz")
-	args := []string{"-D", "6", "-H", "6", "-spectrum", "power:1", "-samples", "301"}
-	if code, _, stderr := runCLI(t, append([]string{"run", "-o", one}, args...)...); code != 0 {
-		t.Fatalf("one pass: exit %d: %s", code, stderr)
-	}
-	saved := denseBytes
-	denseBytes = budget
-	defer func() { denseBytes = saved }()
-	code, stdout, stderr := runCLI(t, append([]string{"run", "-o", two}, args...)...)
-	if code != 0 {
-		t.Fatalf("budget %d: exit %d: %s", budget, code, stderr)
-	}
-	r1, err := npz.Open(one)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r1.Close()
-	r2, err := npz.Open(two)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	tt := readFloats(t, r1, "t")
-	if t2 := readFloats(t, r2, "t"); !slices.Equal(tt, t2) {
-		t.Fatalf("output times differ:\n%v\n%v\n%s", tt, t2, stdout)
-	}
-	for _, name := range []string{"loss", "v", "K", "Q", "M", "transitions"} {
-		a, b := readFloats(t, r1, name), readFloats(t, r2, name)
-		for i := range a {
-			if a[i] != b[i] {
-				t.Fatalf("%s[%d] = %v, second pass %v", name, i, a[i], b[i])
-			}
-		}
-	}
-}
-
 // TestReadmePythonSnippet runs the README's Python snippet, as written, on
 // the output of the default run, with matplotlib's Agg backend, and checks
 // that it draws the figure (saved after the snippet). matplotlib and numpy
 // come from Debian's python3-matplotlib and python3-numpy, which .ci/run
 // installs.
 func TestReadmePythonSnippet(t *testing.T) {
+	t.Parallel()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import numpy, matplotlib").Run(); err != nil {
 		if os.Getenv("CI") != "" {
@@ -810,6 +695,7 @@ func TestReadmePythonSnippet(t *testing.T) {
 // says so and records the distance; with -balanced the flow follows the
 // closed form to the integration tolerance.
 func TestReducedMergedBalanced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"reduced", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10", "-eigvecs", "identity", "-q"}
 	result := func(extra ...string) (map[string]any, string) {
@@ -818,7 +704,7 @@ func TestReducedMergedBalanced(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		b, err := os.ReadFile(sidecarPath(out))
+		b, err := os.ReadFile(output.SidecarPath(out))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -850,6 +736,7 @@ func TestReducedMergedBalanced(t *testing.T) {
 // S = {1,2} is a higher-order saddle packed, a strict saddle with 4
 // positive eigenvalues one per head).
 func TestLandscapeRankSummary(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "l.npz")
 	code, stdout, stderr := runCLI(t, "landscape", "-H", "5", "-R", "2", "-q", "-o", out)
 	if code != 0 {

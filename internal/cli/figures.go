@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/linattn/linattn/export"
-	"github.com/linattn/linattn/internal/figure"
+	"github.com/linattn/linattn/figures"
 )
 
 // paperFigure is one of the paper's figures as linattn reproduces it: the
@@ -25,7 +25,7 @@ type paperFigure struct {
 	Sweep string
 	// Data is the file plotted, under the data directory.
 	Data string
-	Plot figure.Options
+	Plot figures.Options
 }
 
 // paperFigures are the figures of Zhang, Singh, Latham & Saxe (ICML 2025)
@@ -34,7 +34,7 @@ type paperFigure struct {
 var paperFigures = []paperFigure{
 	{Name: "merged", About: "merged key–query attention, D = 4, N = 31, H = 8, Λ = I: the single abrupt drop against the closed form σ(t) (paper fig. 1, eq. attnM-solution), from the balanced start where it is exact",
 		Args: []string{"reduced", "-model", "merged", "-white", "1", "-D", "4", "-N", "31", "-H", "8", "-balanced", "-o", "DATA/merged.npz"},
-		Data: "merged.npz", Plot: figure.Options{XScale: "lin"}},
+		Data: "merged.npz", Plot: figures.Options{XScale: "lin"}},
 	{Name: "separate", About: "separate rank-one key–query attention, D = 4, λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4: four drops onto the plateau levels L(M_m), each head's value weight and key alignment (paper fig. 3)",
 		Args: []string{"run", "-o", "DATA/separate.npz"},
 		Data: "separate.npz"},
@@ -44,13 +44,13 @@ var paperFigures = []paperFigure{
 	{Name: "rank", About: "rank R = 1, 2, 4, 8 at D = 8, N = 31, H = 9, λ_d ∝ 1/d with trace 1, six seeds each: the long plateaus come after multiples of R eigenvectors (paper fig. 4)",
 		Args:  []string{"sweep", "-spec", "DATA/rank.json", "-o", "DATA/rank"},
 		Sweep: `{"spectrum": "power:1", "D": 8, "N": 31, "H": 9, "R": [1, 2, 4, 8], "seed": [1, 2, 3, 4, 5, 6]}`,
-		Data:  "rank/index.npz", Plot: figure.Options{By: "R", Panels: true}},
+		Data:  "rank/index.npz", Plot: figures.Options{By: "R", Panels: true}},
 	{Name: "landscape", About: "the 2^D = 16 fixed points of the D = 4 example: loss against eigenvectors learned, stability class, and the path from small initialization (paper section 4.1)",
 		Args: []string{"landscape", "-o", "DATA/landscape.npz"},
 		Data: "landscape.npz"},
 	{Name: "pcr", About: "the D = 4 example at each plateau: ΛM beside the projection onto the first m eigenvectors, principal component regression (paper eq. attnS-PCR)",
 		Args: []string{"run", "-o", "DATA/separate.npz"},
-		Data: "separate.npz", Plot: figure.Options{View: "pcr"}},
+		Data: "separate.npz", Plot: figures.Options{View: "pcr"}},
 }
 
 const figuresUsage = `usage: linattn figures [-o DIR] [-data DIR] [-format png|svg|pdf] [NAME...]
@@ -97,7 +97,7 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if _, err := figure.FormatOf("x." + *format); err != nil {
+	if _, err := figures.FormatOf("x." + *format); err != nil {
 		return usageErr("-format = %q, want png, svg or pdf", *format)
 	}
 	for _, dir := range []string{*out, *data} {
@@ -113,7 +113,7 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 		if code := pf.make(ctx, stdout, stderr, *data, done); code != ExitOK {
 			return code
 		}
-		fig, err := figure.Load(filepath.Join(*data, pf.Data), pf.Plot)
+		fig, err := figures.Load(filepath.Join(*data, pf.Data), pf.Plot)
 		if err == nil {
 			target := filepath.Join(*out, pf.Name+"."+*format)
 			if err = fig.Save(target, size); err == nil {
@@ -129,7 +129,7 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 }
 
 // plotOptions writes the plot flags of non-default options.
-func plotOptions(o figure.Options) string {
+func plotOptions(o figures.Options) string {
 	var f []string
 	if o.XScale != "" {
 		f = append(f, "-xscale "+o.XScale)

@@ -10,6 +10,7 @@ import (
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/landscape"
+	"github.com/linattn/linattn/output"
 )
 
 func init() {
@@ -17,7 +18,7 @@ func init() {
 		Name:      "landscape",
 		UsageLine: "landscape [flags]",
 		Short:     "enumerate the fixed points with their losses and stability; write out/landscape.npz and its sidecar",
-		Groups:    []spec.Group{spec.Landscape},
+		Groups:    []output.Group{output.GroupLandscape},
 		Out:       "out/landscape.npz",
 		Run:       runLandscape,
 	})
@@ -32,8 +33,15 @@ func runLandscape(e *env, job *spec.Job) error {
 	return separateLandscape(e, job)
 }
 
-// classCodes documents the class array.
-var classCodes = map[string]int{"minimum": int(landscape.Minimum), "strict saddle": int(landscape.StrictSaddle), "higher-order saddle": int(landscape.HigherOrderSaddle)}
+// classCodes documents the class array in the sidecar: the codes of
+// output.ClassNames, which are landscape.Class's.
+var classCodes = func() map[string]int {
+	m := map[string]int{}
+	for i, name := range output.ClassNames {
+		m[name] = i
+	}
+	return m
+}()
 
 func separateLandscape(e *env, job *spec.Job) error {
 	start := time.Now()
@@ -55,11 +63,11 @@ func separateLandscape(e *env, job *spec.Job) error {
 	}
 	row := func(i int) landscape.Subset { return table.At(uint64(i)) }
 	arrays := []export.Array{
-		{Name: "bitmask", Shape: []int{rows}, IntAt: func(i int) int64 { return int64(i) }},
-		{Name: "subset", Shape: []int{rows, d}, BoolAt: func(i int) bool { return (i/d)>>(i%d)&1 == 1 }},
-		{Name: "size", Shape: []int{rows}, IntAt: func(i int) int64 { return int64(row(i).Size) }},
-		{Name: "loss", Shape: []int{rows}, FloatAt: func(i int) float64 { return row(i).Loss }},
-		{Name: "on_path", Shape: []int{rows}, BoolAt: func(i int) bool { return row(i).OnPath }},
+		{Name: output.Bitmask, Shape: []int{rows}, IntAt: func(i int) int64 { return int64(i) }},
+		{Name: output.Subset, Shape: []int{rows, d}, BoolAt: func(i int) bool { return (i/d)>>(i%d)&1 == 1 }},
+		{Name: output.SubsetSize, Shape: []int{rows}, IntAt: func(i int) int64 { return int64(row(i).Size) }},
+		{Name: output.Loss, Shape: []int{rows}, FloatAt: func(i int) float64 { return row(i).Loss }},
+		{Name: output.OnPath, Shape: []int{rows}, BoolAt: func(i int) bool { return row(i).OnPath }},
 	}
 	counts := map[landscape.Class]int{}
 	for _, p := range stab {
@@ -71,23 +79,27 @@ func separateLandscape(e *env, job *spec.Job) error {
 			arrays = append(arrays, alternativeArrays(stab)...)
 		}
 	}
-	arrays = append(arrays, dataArrays(data)...)
-	m := newMeta(e, job, start)
+	arrays = append(arrays, output.DataArrays(data)...)
+	side := newSidecar(e, job, start)
+	m := &side.Meta
 	m.Complete, m.Status = runErr == nil, "complete"
 	if runErr != nil {
 		m.Status, m.Error = "interrupted: the rows analyzed", runErr.Error()
 	}
-	m.Result = map[string]any{
+	err = m.SetResult(map[string]any{
 		"fixed_points": rows, "class_codes": classCodes,
 		"bitmask": "bit d−1 of bitmask is set when the eigenvector of the d-th largest eigenvalue is learned; subset[i, d−1] is that bit",
 		"classes": map[string]int{"minimum": counts[landscape.Minimum], "strict saddle": counts[landscape.StrictSaddle], "higher-order saddle": counts[landscape.HigherOrderSaddle]},
+	})
+	if err == nil {
+		err = e.save(arrays, side)
 	}
-	if err := e.save(job, arrays, m); err != nil {
+	if err != nil {
 		return err
 	}
 	e.progress.Done()
 	printLandscape(e, job, table.Len(), stab, counts)
-	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, sidecarPath(e.out), formatDuration(time.Since(start)))
+	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, output.SidecarPath(e.out), formatDuration(time.Since(start)))
 	return runErr
 }
 
@@ -133,14 +145,14 @@ func stabilityArrays(stab []*landscape.Point, n int) []export.Array {
 		eig = append(eig, p.Stability.JacobianEigenvalues...)
 	}
 	return []export.Array{
-		export.Ints("n_positive", ints(func(st *landscape.Stability) int { return st.Positive }), rows),
-		export.Ints("n_zero", ints(func(st *landscape.Stability) int { return st.Zero }), rows),
-		export.Ints("n_negative", ints(func(st *landscape.Stability) int { return st.Negative }), rows),
-		export.Ints("class", ints(func(st *landscape.Stability) int { return int(st.Class) }), rows),
-		export.Floats("unstable_rate", flts(func(st *landscape.Stability) float64 { return st.UnstableRate }), rows),
-		export.Floats("escape_rate", flts(fastestEscape), rows),
-		export.Floats("residual", flts(func(st *landscape.Stability) float64 { return st.Residual }), rows),
-		export.Floats("jacobian_eigenvalues", eig, rows, n),
+		export.Ints(output.NPositive, ints(func(st *landscape.Stability) int { return st.Positive }), rows),
+		export.Ints(output.NZero, ints(func(st *landscape.Stability) int { return st.Zero }), rows),
+		export.Ints(output.NNegative, ints(func(st *landscape.Stability) int { return st.Negative }), rows),
+		export.Ints(output.StabilityClass, ints(func(st *landscape.Stability) int { return int(st.Class) }), rows),
+		export.Floats(output.UnstableRate, flts(func(st *landscape.Stability) float64 { return st.UnstableRate }), rows),
+		export.Floats(output.EscapeRate, flts(fastestEscape), rows),
+		export.Floats(output.Residual, flts(func(st *landscape.Stability) float64 { return st.Residual }), rows),
+		export.Floats(output.JacobianEigenvalues, eig, rows, n),
 	}
 }
 
@@ -197,10 +209,10 @@ func alternativeArrays(stab []*landscape.Point) []export.Array {
 		exists[i], class[i], npos[i], rate[i] = true, int64(st.Class), int64(st.Positive), st.UnstableRate
 	}
 	return []export.Array{
-		export.Bools("alt_exists", exists, rows),
-		export.Ints("alt_class", class, rows),
-		export.Ints("alt_n_positive", npos, rows),
-		export.Floats("alt_unstable_rate", rate, rows),
+		export.Bools(output.AltExists, exists, rows),
+		export.Ints(output.AltClass, class, rows),
+		export.Ints(output.AltNPositive, npos, rows),
+		export.Floats(output.AltUnstableRate, rate, rows),
 	}
 }
 
@@ -264,20 +276,23 @@ func mergedLandscape(e *env, job *spec.Job) error {
 	}
 	k := len(pts)
 	arrays := append([]export.Array{
-		export.Floats("loss", losses, k),
-		export.Ints("class", classes, k),
-		export.Ints("n_positive", npos, k),
-		export.Ints("n_zero", nzero, k),
-		export.Ints("n_negative", nneg, k),
-		export.Floats("unstable_rate", rates, k),
-	}, dataArrays(s.Data)...)
-	m := newMeta(e, job, start)
-	m.Complete, m.Status = true, "complete"
-	m.Result = map[string]any{"rows": []string{"zero", "minimum"}, "class_codes": classCodes}
-	if err := e.save(job, arrays, m); err != nil {
+		export.Floats(output.Loss, losses, k),
+		export.Ints(output.StabilityClass, classes, k),
+		export.Ints(output.NPositive, npos, k),
+		export.Ints(output.NZero, nzero, k),
+		export.Ints(output.NNegative, nneg, k),
+		export.Floats(output.UnstableRate, rates, k),
+	}, output.DataArrays(s.Data)...)
+	side := newSidecar(e, job, start)
+	side.Meta.Complete, side.Meta.Status = true, "complete"
+	err = side.Meta.SetResult(map[string]any{"rows": []string{"zero", "minimum"}, "class_codes": classCodes})
+	if err == nil {
+		err = e.save(arrays, side)
+	}
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s (rows: zero, minimum) and %s\n", e.out, sidecarPath(e.out))
+	fmt.Fprintf(e.stdout, "wrote %s (rows: zero, minimum) and %s\n", e.out, output.SidecarPath(e.out))
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/linattn/linattn/internal/figure"
+	"github.com/linattn/linattn/figures"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -79,7 +79,7 @@ func plotMain(_ context.Context, stdout, stderr io.Writer, args []string) int {
 	if err := checkFigurePath(target); err != nil {
 		return usageErr("%v", err)
 	}
-	fig, err := figure.Load(files[0], figure.Options{XScale: *xscale, By: *by, Panels: *panels, View: *view})
+	fig, err := figures.Load(files[0], figures.Options{XScale: *xscale, By: *by, Panels: *panels, View: *view})
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -108,8 +108,8 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // parseSize reads -size WxH (inches) and -dpi.
-func parseSize(text string, dpi int) (figure.Size, error) {
-	s := figure.Size{DPI: dpi}
+func parseSize(text string, dpi int) (figures.Size, error) {
+	s := figures.Size{DPI: dpi}
 	if dpi < 50 || dpi > 1200 {
 		return s, fmt.Errorf("-dpi = %d, want 50 ≤ dpi ≤ 1200", dpi)
 	}
@@ -129,7 +129,7 @@ func parseSize(text string, dpi int) (figure.Size, error) {
 // checkFigurePath validates a figure's path before any work: a known
 // extension in a writable directory.
 func checkFigurePath(path string) error {
-	if _, err := figure.FormatOf(path); err != nil {
+	if _, err := figures.FormatOf(path); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
 	dir := filepath.Dir(path)
@@ -145,7 +145,7 @@ func checkFigurePath(path string) error {
 	return nil
 }
 
-func reportFigure(w io.Writer, fig *figure.Figure, path string) {
+func reportFigure(w io.Writer, fig *figures.Figure, path string) {
 	for _, n := range fig.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
@@ -200,12 +200,12 @@ func plotBeside(w io.Writer, npz string, p *plotFlag) error {
 	if p.format == "" {
 		return nil
 	}
-	fig, err := figure.Load(npz, figure.Options{})
+	fig, err := figures.Load(npz, figures.Options{})
 	if err != nil {
 		return fmt.Errorf("-plot: %w", err)
 	}
 	path := strings.TrimSuffix(npz, ".npz") + "." + p.format
-	if err := fig.Save(path, figure.Size{}); err != nil {
+	if err := fig.Save(path, figures.Size{}); err != nil {
 		return fmt.Errorf("-plot: %w", err)
 	}
 	reportFigure(w, fig, path)

@@ -32,6 +32,7 @@ func decodePNG(t *testing.T, path string, w, h int) {
 // format of its extension, at -size and -dpi, with flags before or after
 // the file.
 func TestPlot(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.npz")
 	if code, _, stderr := runCLI(t, "run", "-q", "-samples", "200", "-o", run); code != 0 {
@@ -64,6 +65,7 @@ func TestPlot(t *testing.T) {
 // problem, a figure that cannot be written exit status 1; neither leaves a
 // file behind.
 func TestPlotBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := filepath.Join(dir, "run.npz")
 	if code, _, stderr := runCLI(t, "run", "-q", "-samples", "50", "-o", run); code != 0 {
@@ -125,6 +127,7 @@ func TestPlotBadInput(t *testing.T) {
 // TestPlotFlag: -plot on run, reduced, landscape and sweep writes the
 // figure beside the output in the same go; -plot=svg chooses the format.
 func TestPlotFlag(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"run", "-samples", "100", "-plot", "-o", filepath.Join(dir, "run.npz")},
@@ -154,6 +157,7 @@ func TestPlotFlag(t *testing.T) {
 // TestFigures: linattn figures makes the named paper figures from their
 // commands, and refuses an unknown name.
 func TestFigures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	figs, data := filepath.Join(dir, "figs"), filepath.Join(dir, "data")
 	code, stdout, stderr := runCLI(t, "figures", "-o", figs, "-data", data, "merged", "landscape", "pcr")

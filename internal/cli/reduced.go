@@ -8,6 +8,7 @@ import (
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
+	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/reduced"
 )
 
@@ -16,7 +17,7 @@ func init() {
 		Name:      "reduced",
 		UsageLine: "reduced [flags]",
 		Short:     "the 1-D reduced theory of each plateau beside the full flow; write out/reduced.npz and its sidecar",
-		Groups:    []spec.Group{spec.Solver, spec.Reduced},
+		Groups:    []output.Group{output.GroupSolver, output.GroupReduced},
 		Out:       "out/reduced.npz",
 		Run:       runReduced,
 	})
@@ -29,7 +30,9 @@ func finalTime(e *env, job *spec.Job) (float64, error) {
 	if job.Spec.T > 0 {
 		return job.Spec.T, nil
 	}
-	tr, err := s.Run(e.ctx, job.Y0, solverSettings(job)) // T = 0: until converged
+	rs := solverSettings(job)
+	rs.Times = []float64{0} // T = 0: until converged, one pass
+	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return 0, err
 	}
@@ -44,21 +47,25 @@ func runReduced(e *env, job *spec.Job) error {
 	if err != nil {
 		return err
 	}
-	m := newMeta(e, job, start)
-	m.Complete, m.Status = true, "complete"
 	var arrays []export.Array
+	var result any
 	if s.Model.Kind == flow.Merged {
-		arrays, m.Result, err = reducedMerged(e, job, T)
+		arrays, result, err = reducedMerged(e, job, T)
 	} else {
-		arrays, m.Result, err = reducedSeparate(e, job, T)
+		arrays, result, err = reducedSeparate(e, job, T)
 	}
 	if err != nil {
 		return err
 	}
-	if err := e.save(job, append(arrays, dataArrays(s.Data)...), m); err != nil {
+	side := newSidecar(e, job, start)
+	side.Meta.Complete, side.Meta.Status = true, "complete"
+	if err := side.Meta.SetResult(result); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, sidecarPath(e.out), formatDuration(time.Since(start)))
+	if err := e.save(append(arrays, output.DataArrays(s.Data)...), side); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, output.SidecarPath(e.out), formatDuration(time.Since(start)))
 	return nil
 }
 
@@ -81,9 +88,9 @@ func reducedSeparate(e *env, job *spec.Job, T float64) ([]export.Array, map[stri
 		vstar[i] = an.VStar()
 	}
 	arrays := []export.Array{
-		export.Floats("level", levels[:d], d),
-		export.Floats("a", a, d),
-		export.Floats("v_star", vstar, d),
+		export.Floats(output.PlateauLevel, levels[:d], d),
+		export.Floats(output.AnsatzA, a, d),
+		export.Floats(output.VStar, vstar, d),
 	}
 	result := map[string]any{"v_star": vstar}
 	if s.Model.R != 1 {
@@ -125,17 +132,17 @@ func reducedSeparate(e *env, job *spec.Job, T float64) ([]export.Array, map[stri
 	}
 	nc := len(curveT)
 	arrays = append(arrays,
-		export.Ints("drop", drop, k),
-		export.Ints("head", head, k),
-		export.Floats("t_observed", obs, k),
-		export.Floats("t_predicted", pred, k),
-		export.Floats("t_aligned", tAl, k),
-		export.Floats("t_predicted_from_plateau_start", fromStart, k),
-		export.Floats("max_deviation", dev, k),
-		export.Ints("curve_drop", curveDrop, nc),
-		export.Floats("curve_t", curveT, nc),
-		export.Floats("curve_v_full", curveFull, nc),
-		export.Floats("curve_v_reduced", curveRed, nc),
+		export.Ints(output.Drop, drop, k),
+		export.Ints(output.DropHead, head, k),
+		export.Floats(output.TObserved, obs, k),
+		export.Floats(output.TPredicted, pred, k),
+		export.Floats(output.TAligned, tAl, k),
+		export.Floats(output.TPredictedFromStart, fromStart, k),
+		export.Floats(output.MaxDeviation, dev, k),
+		export.Ints(output.CurveDrop, curveDrop, nc),
+		export.Floats(output.CurveT, curveT, nc),
+		export.Floats(output.CurveVFull, curveFull, nc),
+		export.Floats(output.CurveVReduced, curveRed, nc),
 	)
 	result["t_observed"], result["t_predicted"], result["max_deviation"] = obs, pred, dev
 	return arrays, result, nil
@@ -145,7 +152,7 @@ func reducedSeparate(e *env, job *spec.Job, T float64) ([]export.Array, map[stri
 // attnM-duration and reduced.MergedDropTime) beside the observed drop and,
 // for white Λ, the closed-form loss (paper eq. attnM-solution) with
 // s₀ = ‖w₂(0)‖², exact from a balanced, aligned initialization.
-func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string]any, error) {
+func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, *output.MergedResult, error) {
 	s, sp := job.System, job.Spec
 	data := s.Data
 	h := s.Model.H
@@ -162,7 +169,7 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 		return nil, nil, err
 	}
 	rs := solverSettings(job)
-	rs.T, rs.Times = T, outputTimes(sp, T, nil)
+	rs.T, rs.Times = T, grids[sp.Grid].Times(T, sp.Samples, nil)
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return nil, nil, err
@@ -175,15 +182,15 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 	fmt.Fprintf(w, "drop time: observed %.6g, paper τ/(2‖Λ²‖_F)·ln(1/s₀) %.6g, refined %.6g\n", observed, paper, refined)
 	nt := len(tr.Times)
 	arrays := []export.Array{
-		export.Floats("t_drop_paper", []float64{paper}),
-		export.Floats("t_drop_refined", []float64{refined}),
-		export.Floats("t", tr.Times, nt),
-		export.Floats("loss", tr.Loss, nt),
+		export.Floats(output.TDropPaper, []float64{paper}),
+		export.Floats(output.TDropRefined, []float64{refined}),
+		export.Floats(output.Times, tr.Times, nt),
+		export.Floats(output.Loss, tr.Loss, nt),
 	}
-	result := map[string]any{"t_drop_paper": paper, "t_drop_refined": refined, "s0": s0}
+	result := &output.MergedResult{TDropPaper: paper, TDropRefined: refined, S0: s0}
 	if !math.IsNaN(observed) {
-		arrays = append(arrays, export.Floats("t_drop_observed", []float64{observed}))
-		result["t_drop_observed"] = observed
+		arrays = append(arrays, export.Floats(output.TDropObserved, []float64{observed}))
+		result.TDropObserved = &observed
 	}
 	if white(data.Lambda()) {
 		mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
@@ -193,14 +200,14 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, map[string
 				return nil, nil, err
 			}
 		}
-		arrays = append(arrays, export.Floats("loss_closed_form", cf, nt))
+		arrays = append(arrays, export.Floats(output.LossClosedForm, cf, nt))
 		fmt.Fprintf(w, "white Λ: loss_closed_form holds the closed form with s₀ = ‖w₂(0)‖² = %.6g\n", s0)
 		dist, dev := balancedDistance(s, job.Y0), 0.0
 		for i := range cf {
 			dev = math.Max(dev, math.Abs(cf[i]-tr.Loss[i]))
 		}
 		exact := dist <= 1e-12
-		result["closed_form_exact"], result["start_distance_from_balanced"], result["closed_form_max_deviation"] = exact, dist, dev
+		result.ClosedFormExact, result.StartDistanceFromBalanced, result.ClosedFormMaxDeviation = &exact, &dist, &dev
 		if !exact {
 			fmt.Fprintf(w, "the start is not balanced and aligned (relative distance %.3g from U_i = v_i I/√D): the closed form is exact only from such a start (-balanced); here it differs from the flow by up to %.3g in loss\n", dist, dev)
 		}

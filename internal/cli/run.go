@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -9,7 +9,7 @@ import (
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
-	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/reduced"
 )
 
@@ -18,356 +18,158 @@ func init() {
 		Name:      "run",
 		UsageLine: "run [flags]",
 		Short:     "integrate the population gradient flow; write out/run.npz and its sidecar out/run.json",
-		Groups:    []spec.Group{spec.Solver},
+		Groups:    []output.Group{output.GroupSolver},
 		Out:       "out/run.npz",
 		Run:       runFlow,
 	})
 }
 
-// testHookStep, when set by a test, is called at every accepted step;
-// testHookStats with the solver statistics of every run.
-var (
-	testHookStep  func(t float64)
-	testHookStats func(ode.Stats)
-)
+// testHooks are a test's callbacks, carried by the context (withTestHooks)
+// rather than package variables, so that such tests run in parallel.
+type testHooks struct {
+	step    func(t float64) // at every accepted step of run, every step of train
+	runDone func(done int)  // after each run of a sweep, with the runs done
+}
 
-// denseBytes bounds the continuous extension a first pass keeps so that the
-// output is sampled from it rather than from a second pass, which gives the
-// same output bit for bit. Zero means an eighth of the available memory, at
-// least 256 MiB. A D = 16 power-law run keeps 0.13 GB and D = 32 1.6 GB;
-// beyond the bound the ROCK4 steps are thinned (ode.Settings.DenseLimit)
-// and only runs of explicit steps need the second pass. A variable for the
-// tests of both.
-var denseBytes = 0
+type testHooksKey struct{}
 
+func withTestHooks(ctx context.Context, h *testHooks) context.Context {
+	return context.WithValue(ctx, testHooksKey{}, h)
+}
+
+// hooks returns the test hooks of ctx (none: all nil).
+func hooks(ctx context.Context) *testHooks {
+	if h, ok := ctx.Value(testHooksKey{}).(*testHooks); ok {
+		return h
+	}
+	return &testHooks{}
+}
+
+// denseBudget bounds the continuous extension a run keeps so that its
+// output is sampled from it rather than from a second pass, which gives
+// the same output bit for bit (flow.System.Run): an eighth of the
+// available memory, at least flow.DefaultDenseBytes. A D = 16 power-law run
+// keeps 0.13 GB and D = 32 1.6 GB; beyond the bound the ROCK4 steps are
+// thinned and only runs of explicit steps need the second pass.
 func denseBudget() int {
-	if denseBytes > 0 {
-		return denseBytes
-	}
-	return max(256<<20, int(spec.AvailableMemory()/8))
+	return max(flow.DefaultDenseBytes, int(spec.AvailableMemory()/8))
 }
 
-// samples are states of a run in the original basis, row-major.
-type samples struct {
-	t, loss, states []float64
-}
+// grids are the flow's output grids by the name of -grid.
+var grids = map[string]flow.Grid{"drops": flow.GridDrops, "lin": flow.GridLinear, "log": flow.GridLog}
 
-// recorder keeps at most max samples of the accepted steps of a run whose
-// end is unknown: when full, it drops every other sample and records half
-// as often, so the samples stay spread over the whole run.
-type recorder struct {
-	s             *flow.System
-	max, n        int
-	stride, count int
-	samples
-}
-
-func newRecorder(s *flow.System, max int, y0 []float64, l0 float64) *recorder {
-	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
-	r.t = append(make([]float64, 0, max), 0)
-	r.loss = append(make([]float64, 0, max), l0)
-	r.states = append(make([]float64, 0, max*r.n), y0...)
-	return r
-}
-
-func (r *recorder) add(t float64, yEigen []float64, loss float64) {
-	if r.count++; r.count%r.stride != 0 {
-		return
-	}
-	r.push(t, yEigen, loss)
-}
-
-// last records the end of the run, whatever the stride.
-func (r *recorder) last(t float64, yEigen []float64, loss float64) {
-	if r.t[len(r.t)-1] != t {
-		r.push(t, yEigen, loss)
-	}
-}
-
-func (r *recorder) push(t float64, yEigen []float64, loss float64) {
-	if len(r.t) == r.max {
-		k := 0
-		for i := 0; i < len(r.t); i += 2 {
-			r.t[k], r.loss[k] = r.t[i], r.loss[i]
-			copy(r.states[k*r.n:(k+1)*r.n], r.states[i*r.n:(i+1)*r.n])
-			k++
-		}
-		r.t, r.loss, r.states = r.t[:k], r.loss[:k], r.states[:k*r.n]
-		r.stride *= 2
-	}
-	r.t = append(r.t, t)
-	r.loss = append(r.loss, loss)
-	r.states = append(r.states, make([]float64, r.n)...)
-	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
-}
-
-// solverSettings are the run settings of the job's -method, -rtol, -atol.
+// solverSettings are the run settings of the job's -T, -tol, -samples,
+// -grid, -method, -rtol and -atol.
 func solverSettings(job *spec.Job) flow.RunSettings {
 	sp := job.Spec
-	return flow.RunSettings{Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Tol: sp.Tol}
-}
-
-// outputTimes is the grid of -samples and -grid over [0, T]; path is the
-// loss at the accepted steps of a first pass, which the drops grid needs.
-func outputTimes(sp *spec.Spec, T float64, path *flow.LossPath) []float64 {
-	switch sp.Grid {
-	case "log":
-		return flow.LogGrid(T*1e-6, T, sp.Samples-1)
-	case "drops":
-		if sp.Samples >= 4 && path != nil {
-			return flow.DropsGrid(T, sp.Samples, *path)
-		}
-	}
-	return flow.LinearGrid(T, sp.Samples)
+	return flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grids[sp.Grid],
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: denseBudget()}
 }
 
 func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
-	s, sp := job.System, job.Spec
-	out := &runOutcome{job: job, l0: s.Loss(job.Y0), complete: true, status: "reached T"}
-	obs := &runObserver{e: e, s: s}
+	s := job.System
 	rs := solverSettings(job)
-	rs.Observer = obs.observe
-	var stats ode.Stats
-	T := sp.T
-	var path *flow.LossPath
-	if T == 0 || sp.Grid == "drops" {
-		final, err := firstPass(e, job, &rs, obs, out, &stats)
-		if err != nil || final {
-			if err == nil {
-				err = e.finish(out, stats, start)
-			}
-			return err
+	steps, hook := 0, hooks(e.ctx).step
+	rs.Observer = func(t float64, _ []float64, loss float64) error {
+		steps++
+		if hook != nil {
+			hook(t)
 		}
-		T, path = out.tEnd, obs.path
+		if e.progress.Due() {
+			e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, s.MinLoss(), steps))
+		}
+		return nil
 	}
-	// The second pass repeats the first (until converged, or to -T) with the
-	// output times: it takes the same steps, so its output is, bit for bit,
-	// what sampling the first pass's dense output gives.
-	obs.rec, obs.path = nil, nil
-	rs.T, rs.Times, rs.DenseBytes = sp.T, outputTimes(sp, T, path), 0
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
 		return err
 	}
-	stats.Add(tr.Stats)
-	out.samples = samples{t: tr.Times, loss: tr.Loss, states: tr.States}
-	out.transitions, out.tEnd = tr.Transitions, tr.FinalT
+	side := newSidecar(e, job, start)
+	side.Meta.Complete, side.Meta.Status = err == nil, tr.Status.String()
 	if err != nil {
-		out.failed(err, "the output times reached")
-	}
-	return e.finish(out, stats, start)
-}
-
-// runObserver counts the steps and shows progress; during a first pass it
-// also records thinned samples (the output should the pass fail) and the
-// loss path for the drops grid.
-type runObserver struct {
-	e       *env
-	s       *flow.System
-	steps   int
-	rec     *recorder
-	path    *flow.LossPath
-	pathTol float64
-}
-
-func (o *runObserver) observe(t float64, y []float64, loss float64) error {
-	o.steps++
-	if testHookStep != nil {
-		testHookStep(t)
-	}
-	if o.rec != nil {
-		o.rec.add(t, y, loss)
-		if math.Abs(loss-o.path.Loss[len(o.path.Loss)-1]) >= o.pathTol {
-			o.path.T, o.path.Loss = append(o.path.T, t), append(o.path.Loss, loss)
+		what := "the output times reached"
+		if tr.Sampling == flow.AtSteps {
+			what = "samples at accepted steps of the first pass"
 		}
+		side.Meta.Status, side.Meta.Error = incomplete(tr.Status == flow.Interrupted)+what, err.Error()
 	}
-	if o.e.progress.Due() {
-		o.e.progress.Show(fmt.Sprintf("t = %.6g, loss = %.8g (L_min %.8g), %d steps", t, loss, o.s.MinLoss(), o.steps))
+	sp := job.Spec
+	side.Meta.Solver = output.NewSolverMeta(job.Method, sp.RTol, sp.ATol, tr.Stats, tr.FinalT)
+	pred := reduced.PredictDrops(s, job.Y0, tr.Transitions)
+	observed := flow.ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
+	if err := side.Meta.SetResult(runResult(s, job.Y0, tr, pred, observed)); err != nil {
+		return err
 	}
-	return nil
-}
-
-// firstPass finds T (integrating until L − L_min ≤ tol·(L(0) − L_min), or
-// to -T) and the loss path for the drops grid, keeping the continuous
-// extension. It reports whether out is final: the output sampled from the
-// extension, or the recorded samples of a pass that failed. Otherwise
-// out.tEnd is the end of the run and a second pass must sample it.
-func firstPass(e *env, job *spec.Job, rs *flow.RunSettings, obs *runObserver, out *runOutcome, stats *ode.Stats) (final bool, err error) {
-	s, sp := job.System, job.Spec
-	// The loss path keeps a step only when the loss has moved by pathTol
-	// since the last one kept: enough to place the drops grid, and bounded
-	// however long the plateaus are.
-	obs.rec = newRecorder(s, sp.Samples, job.Y0, out.l0)
-	obs.path = &flow.LossPath{T: []float64{0}, Loss: []float64{out.l0}}
-	obs.pathTol = 1e-6 * math.Abs(out.l0-s.MinLoss())
-	rs.T, rs.Times, rs.DenseBytes = sp.T, []float64{0}, denseBudget()
-	tr, err := s.Run(e.ctx, job.Y0, *rs)
-	if tr == nil {
-		return false, err
-	}
-	stats.Add(tr.Stats)
-	path := obs.path
-	if last := len(path.T) - 1; path.T[last] != tr.FinalT {
-		path.T, path.Loss = append(path.T, tr.FinalT), append(path.Loss, tr.FinalLoss)
-	}
-	out.transitions, out.tEnd = tr.Transitions, tr.FinalT
-	if err != nil {
-		obs.rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
-		out.samples = obs.rec.samples
-		out.failed(err, "samples at accepted steps of the first pass")
-		return true, nil
-	}
-	T := sp.T
-	if T == 0 {
-		T = tr.FinalT
-		out.status = "converged"
-	}
-	out.tEnd = T
-	if !tr.Dense() {
-		return false, nil
-	}
-	// One pass: the output times are sampled from the kept continuous
-	// extension.
-	times := outputTimes(sp, T, path)
-	states, loss, err := tr.Sample(times)
-	if err != nil {
-		return false, err
-	}
-	out.samples = samples{t: times, loss: loss, states: states}
-	out.tEnd = tr.FinalT
-	return true, nil
-}
-
-// runOutcome is what a run produced.
-type runOutcome struct {
-	job         *spec.Job
-	l0          float64
-	samples     samples
-	transitions []flow.Transition
-	tEnd        float64
-	complete    bool
-	status      string
-	err         error
-}
-
-func (o *runOutcome) failed(err error, what string) *runOutcome {
-	o.complete, o.err = false, err
-	o.status = "incomplete: " + what
-	var oe *ode.Error
-	if errors.As(err, &oe) && oe.Status == ode.Canceled {
-		o.status = "interrupted: " + what
-	}
-	return o
-}
-
-// finish writes the arrays and the sidecar, prints the summary and returns
-// the run's error.
-func (e *env) finish(o *runOutcome, stats ode.Stats, start time.Time) error {
-	if testHookStats != nil {
-		testHookStats(stats)
-	}
-	job := o.job
-	s, sp := job.System, job.Spec
-	arrays := runArrays(s, o.samples, o.transitions)
-	m := newMeta(e, job, start)
-	m.Complete, m.Status = o.complete, o.status
-	if o.err != nil {
-		m.Error = o.err.Error()
-	}
-	m.Solver = &solverMeta{Method: job.Method.Name(), RTol: sp.RTol, ATol: sp.ATol,
-		Steps: stats.Steps, FuncEvals: stats.FuncEvals, Rejected: stats.Rejected, TEnd: o.tEnd,
-		ByMethod: byMethod(stats.PerMethod), Switches: stats.Switches}
-	pred := reduced.PredictDrops(job.System, job.Y0, o.transitions)
-	tr := make([]map[string]any, len(o.transitions))
-	for i, tn := range o.transitions {
-		tr[i] = map[string]any{"m": tn.M, "t": tn.T, "level": tn.Level}
-		if !math.IsNaN(pred[i]) {
-			tr[i]["t_predicted"] = pred[i]
-		}
-	}
-	final := o.samples.loss[len(o.samples.loss)-1]
-	observed := flow.ObservedPlateaus(o.samples.t, o.samples.loss, o.transitions, o.tEnd)
-	m.Result = map[string]any{
-		"samples": len(o.samples.t), "L0": o.l0, "final_loss": final, "transitions": tr,
-		"observed_plateaus": observed,
-	}
-	if err := e.save(job, arrays, m); err != nil {
+	arrays := append(output.RunArrays(s, tr), closedForm(s, tr.Times, tr.States)...)
+	if err := e.save(arrays, side); err != nil {
 		return err
 	}
 	e.progress.Done()
-	printRunSummary(e, o, stats, pred, observed, time.Since(start))
-	return o.err
+	printRunSummary(e, job, tr, side.Meta.Status, err, pred, observed, time.Since(start))
+	return err
 }
 
-// runArrays lays the samples out as arrays with real shapes: t (S), loss
-// (S), v (S, H), K and Q (S, H, R, D) or U (S, H, D, D), M (S, D, D),
-// key_alignment (S, H, R, D), the data arrays and the transitions.
-func runArrays(s *flow.System, smp samples, trans []flow.Transition) []export.Array {
-	nt, n := len(smp.t), s.Len()
-	d, h, r := s.Dim(), s.Model.H, s.Model.R
-	hrd := h * r * d
-	v := make([]float64, 0, nt*h)
-	mOrig := make([]float64, nt*d*d)
-	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
-	if s.Model.Kind == flow.Merged {
-		u = make([]float64, 0, nt*(n-h))
-	} else {
-		k, q, ka = make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd)
+// incomplete begins the status of an output that is not complete.
+func incomplete(interrupted bool) string {
+	if interrupted {
+		return "interrupted: "
 	}
-	ye := make([]float64, n)
-	for i := 0; i < nt; i++ {
-		y := smp.states[i*n : (i+1)*n]
-		v = append(v, y[:h]...)
-		s.ToEigen(ye, y) // once per sample, for M and the alignment
-		s.MapOfEigenTo(mOrig[i*d*d:(i+1)*d*d], ye)
-		if s.Model.Kind == flow.Merged {
-			u = append(u, y[h:]...)
-			continue
+	return "incomplete: "
+}
+
+// runResult is the sidecar's result of the run tr: the drops with their
+// predicted times pred, and the plateaus observed.
+func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed []float64) output.RunResult {
+	res := output.RunResult{L0: s.Loss(y0), FinalLoss: tr.Loss[len(tr.Loss)-1], ObservedPlateaus: observed,
+		Samples: len(tr.Times), Transitions: make([]output.TransitionMeta, len(tr.Transitions))}
+	for i, tn := range tr.Transitions {
+		res.Transitions[i] = output.TransitionMeta{Level: tn.Level, M: tn.M, T: tn.T}
+		if !math.IsNaN(pred[i]) {
+			res.Transitions[i].TPredicted = &pred[i]
 		}
-		k = append(k, y[h:h+hrd]...)
-		q = append(q, y[h+hrd:]...)
-		keys, _ := s.AlignmentEigen(ye)
-		ka = append(ka, keys...)
 	}
-	ms := make([]int64, len(trans))
-	ts := make([]float64, len(trans))
-	for i, tn := range trans {
-		ms[i], ts[i] = int64(tn.M), tn.T
-	}
-	arrays := []export.Array{
-		export.Floats("t", smp.t, nt),
-		export.Floats("loss", smp.loss, nt),
-		export.Floats("v", v, nt, h),
-	}
-	if s.Model.Kind == flow.Merged {
-		arrays = append(arrays, export.Floats("U", u, nt, h, d, d))
-	} else {
-		arrays = append(arrays,
-			export.Floats("K", k, nt, h, r, d),
-			export.Floats("Q", q, nt, h, r, d),
-			export.Floats("key_alignment", ka, nt, h, r, d))
-	}
-	arrays = append(arrays, export.Floats("M", mOrig, nt, d, d))
-	arrays = append(arrays, dataArrays(s.Data)...)
-	return append(arrays,
-		export.Floats("transitions", ts, len(ts)),
-		export.Ints("transition_m", ms, len(ms)))
+	return res
 }
 
-func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []float64, elapsed time.Duration) {
+// closedForm is, for the merged model with white Λ, the closed-form loss
+// at the times of the states (reduced.MergedWhite, paper eq.
+// attnM-solution) with s₀ = ‖v(0)‖² from the first state: exact from a
+// balanced, aligned start. Otherwise, or where the closed form has no
+// value, it is nothing.
+func closedForm(s *flow.System, times, states []float64) []export.Array {
+	data, h := s.Data, s.Model.H
+	if s.Model.Kind != flow.Merged || !white(data.Lambda()) {
+		return nil
+	}
+	var s0 float64
+	for _, v := range states[:h] {
+		s0 += v * v
+	}
+	mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
+	cf := make([]float64, len(times))
+	for i, t := range times {
+		var err error
+		if cf[i], err = mw.Loss(t); err != nil {
+			return nil
+		}
+	}
+	return []export.Array{export.Floats(output.LossClosedForm, cf, len(cf))}
+}
+
+func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, runErr error, pred, observed []float64, elapsed time.Duration) {
 	w := e.stdout
-	job := o.job
 	s, sp := job.System, job.Spec
+	stats := tr.Stats
 	fmt.Fprintf(w, "linattn run: %s\n", describeJob(job))
-	how := fmt.Sprintf("to T = %.6g", o.tEnd)
+	how := fmt.Sprintf("to T = %.6g", tr.FinalT)
 	if sp.T == 0 {
-		how = fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", sp.Tol, o.tEnd)
+		how = fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", sp.Tol, tr.FinalT)
 	}
 	fmt.Fprintf(w, "integrated %s with %s (rtol %g, atol %g): %d steps, %d evaluations, %d rejected\n",
 		how, job.Method.Name(), sp.RTol, sp.ATol, stats.Steps, stats.FuncEvals, stats.Rejected)
-	if !o.complete {
-		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", o.status, o.err)
+	if runErr != nil {
+		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", status, runErr)
 	}
 	if s.ExpressivityLimited {
 		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
@@ -384,10 +186,10 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []fl
 	for k, l := range observed {
 		fmt.Fprintf(w, "m=%-6d %-14.8g %-14.8g\n", plateauIndex(k), levels[plateauIndex(k)], l)
 	}
-	if len(o.transitions) > 0 {
+	if len(tr.Transitions) > 0 {
 		fmt.Fprintf(w, "\n%-8s %-14s %-14s %s\n", "drop", "t_m observed", "t_m predicted", predictionNote(s))
 		missing := false
-		for i, tn := range o.transitions {
+		for i, tn := range tr.Transitions {
 			p := "—"
 			if !math.IsNaN(pred[i]) {
 				p = fmt.Sprintf("%.6g", pred[i])
@@ -400,9 +202,9 @@ func printRunSummary(e *env, o *runOutcome, stats ode.Stats, pred, observed []fl
 			fmt.Fprintf(w, "—: the 1-D theory started at t_{m−1} gives no estimate for this drop (see linattn reduced)\n")
 		}
 	}
-	final := o.samples.loss[len(o.samples.loss)-1]
+	final := tr.Loss[len(tr.Loss)-1]
 	fmt.Fprintf(w, "\nfinal loss %.10g; L_min = %.10g (gap %.3g)\n", final, s.MinLoss(), final-s.MinLoss())
-	fmt.Fprintf(w, "wrote %s (%d samples) and %s in %s\n", e.out, len(o.samples.t), sidecarPath(e.out), formatDuration(elapsed))
+	fmt.Fprintf(w, "wrote %s (%d samples) and %s in %s\n", e.out, len(tr.Times), output.SidecarPath(e.out), formatDuration(elapsed))
 }
 
 func predictionNote(s *flow.System) string {

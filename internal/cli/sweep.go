@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +15,7 @@ import (
 	"time"
 
 	"github.com/linattn/linattn/internal/spec"
+	"github.com/linattn/linattn/output"
 )
 
 const sweepUsage = `usage: linattn sweep -spec FILE.json [-o DIR] [-j N] [-shard I/N] [-q]
@@ -44,35 +42,6 @@ index), 2 bad input, 130 interrupted (completed runs are kept).
 
 flags:
 `
-
-// Status codes of the index.
-var sweepStatusCodes = map[string]int{"complete": 0, "failed": 1, "incomplete": 2, "not run": 3}
-
-// indexRow is one run of a sweep in its index.
-type indexRow struct {
-	Run         int                        `json:"run"`
-	File        string                     `json:"file"`
-	Params      map[string]json.RawMessage `json:"params"`
-	Status      string                     `json:"status"`
-	Error       string                     `json:"error,omitempty"`
-	FinalLoss   *float64                   `json:"final_loss,omitempty"`
-	TEnd        *float64                   `json:"t_end,omitempty"`
-	Transitions []float64                  `json:"transitions"`
-	TransitionM []int                      `json:"transition_m"`
-
-	reused bool
-}
-
-// sweepIndex is the content of index.json.
-type sweepIndex struct {
-	SweepSHA256 string                       `json:"sweep_sha256"`
-	Runs        int                          `json:"runs"`
-	Shard       string                       `json:"shard,omitempty"`
-	Swept       []string                     `json:"swept"`
-	ParamValues map[string][]json.RawMessage `json:"param_values"`
-	StatusCodes map[string]int               `json:"status_codes"`
-	Rows        []indexRow                   `json:"rows"`
-}
 
 func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	fs := flag.NewFlagSet("linattn sweep", flag.ContinueOnError)
@@ -113,7 +82,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if err != nil {
 		return usageErr("-spec: %v", err)
 	}
-	sw, err := spec.ParseSweep(b)
+	sw, err := output.ParseSweep(b)
 	if err != nil {
 		return usageErr("-spec %s: %v", *specFile, err)
 	}
@@ -134,7 +103,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
 		return ExitFailure
 	}
-	failed := reportSweep(stdout, stderr, sw.Len(), rows, filepath.Join(out, base))
+	failed := reportSweep(stdout, stderr, sw.Len(), rows, r.reused, filepath.Join(out, base))
 	if ctx.Err() == nil {
 		if err := plotBeside(stdout, filepath.Join(out, base+".npz"), plotAs); err != nil {
 			fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
@@ -154,20 +123,20 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 // runShard runs the runs i ≡ shardI (mod shardN) of the sweep, j at a time,
 // and writes their index (index, or index.shard-I-of-N when sharded), whose
 // base name it returns with the rows.
-func (r *sweepRunner) runShard(shardI, shardN, j int, sharded bool) ([]indexRow, string, error) {
+func (r *sweepRunner) runShard(shardI, shardN, j int, sharded bool) ([]output.IndexRow, string, error) {
 	var runs []int
 	for i := shardI; i < r.sweep.Len(); i += shardN {
 		runs = append(runs, i)
 	}
 	rows := r.runAll(runs, j)
 	r.progress.Done()
-	idx := newIndex(r.sweep, rows)
+	idx := output.NewIndex(r.sweep, rows)
 	base := "index"
 	if sharded {
 		idx.Shard = fmt.Sprintf("%d/%d", shardI, shardN)
 		base = fmt.Sprintf("index.shard-%d-of-%d", shardI, shardN)
 	}
-	return rows, base, writeIndex(r.dir, base, idx)
+	return rows, base, output.WriteIndex(r.dir, base, idx)
 }
 
 // mergeMain is sweep -merge: it combines the shard indexes of dirs into out
@@ -179,7 +148,7 @@ func mergeMain(stdout io.Writer, usageErr func(string, ...any) int, out string, 
 	if out == "" {
 		out = dirs[0]
 	}
-	idx, err := mergeShards(out, dirs)
+	idx, err := output.MergeIndexes(out, dirs)
 	if err != nil {
 		return usageErr("-merge: %v", err)
 	}
@@ -203,14 +172,10 @@ func parseShard(shard string) (i, n int, ok bool) {
 
 // reportSweep prints the counts of the runs by status and the failures,
 // and reports whether any run failed.
-func reportSweep(stdout, stderr io.Writer, total int, rows []indexRow, index string) (failed bool) {
+func reportSweep(stdout, stderr io.Writer, total int, rows []output.IndexRow, reused int, index string) (failed bool) {
 	counts := map[string]int{}
-	reused := 0
 	for _, row := range rows {
 		counts[row.Status]++
-		if row.reused {
-			reused++
-		}
 	}
 	fmt.Fprintf(stdout, "sweep: %d of %d runs: %d complete (%d reused), %d failed, %d incomplete, %d not run; index %s.{json,npz}\n",
 		len(rows), total, counts["complete"], reused, counts["failed"], counts["incomplete"], counts["not run"], index)
@@ -225,22 +190,19 @@ func reportSweep(stdout, stderr io.Writer, total int, rows []indexRow, index str
 // sweepRunner executes the runs of a sweep.
 type sweepRunner struct {
 	ctx     context.Context
-	sweep   *spec.Sweep
+	sweep   *output.Sweep
 	dir     string
 	specDir string // relative input files are relative to the spec's directory
 
 	mu       sync.Mutex
 	progress *progress
 	done     int
+	reused   int // runs whose output was complete and kept
 }
 
-// testHookRunDone, when set by a test, is called after each run with the
-// number of runs done so far.
-var testHookRunDone func(done int)
-
 // runAll runs the given runs on j workers and returns their rows in order.
-func (r *sweepRunner) runAll(runs []int, j int) []indexRow {
-	rows := make([]indexRow, len(runs))
+func (r *sweepRunner) runAll(runs []int, j int) []output.IndexRow {
+	rows := make([]output.IndexRow, len(runs))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -252,8 +214,8 @@ func (r *sweepRunner) runAll(runs []int, j int) []indexRow {
 				rows[k] = r.run(runs[k])
 				r.mu.Lock()
 				r.done++
-				if testHookRunDone != nil {
-					testHookRunDone(r.done)
+				if hook := hooks(r.ctx).runDone; hook != nil {
+					hook(r.done)
 				}
 				if r.progress.on {
 					el := time.Since(start).Seconds()
@@ -284,8 +246,8 @@ func (r *sweepRunner) runAll(runs []int, j int) []indexRow {
 	return rows
 }
 
-func (r *sweepRunner) row(i int, status string) indexRow {
-	return indexRow{Run: i, File: r.fileName(i), Params: r.sweep.Values(i), Status: status,
+func (r *sweepRunner) row(i int, status string) output.IndexRow {
+	return output.IndexRow{Run: i, File: r.fileName(i), Params: r.sweep.Values(i), Status: status,
 		Transitions: []float64{}, TransitionM: []int{}}
 }
 
@@ -295,7 +257,7 @@ func (r *sweepRunner) fileName(i int) string {
 }
 
 // run executes run i, or reuses its output when that is complete and valid.
-func (r *sweepRunner) run(i int) indexRow {
+func (r *sweepRunner) run(i int) output.IndexRow {
 	row := r.row(i, "failed")
 	sp, err := r.sweep.Run(i)
 	if err != nil {
@@ -303,33 +265,38 @@ func (r *sweepRunner) run(i int) indexRow {
 		return row
 	}
 	sp.Rebase(r.specDir)
-	job, err := spec.Resolve(sp, spec.Solver)
+	job, err := spec.Resolve(sp, output.GroupSolver)
 	if err != nil {
 		row.Error = err.Error()
 		return row
 	}
 	path := filepath.Join(r.dir, row.File)
 	if reusable(path, job.Spec) {
-		row.reused = true
+		r.mu.Lock()
+		r.reused++
+		r.mu.Unlock()
 	} else {
 		// Remove what an earlier attempt left, so that the row describes
 		// this run only.
 		os.Remove(path)
-		os.Remove(sidecarPath(path))
+		os.Remove(output.SidecarPath(path))
 		e := &env{ctx: r.ctx, cmd: commands["run"], stdout: io.Discard, stderr: io.Discard, out: path,
 			progress: newProgress(io.Discard, false)}
 		if err := runFlow(e, job); err != nil {
 			row.Error = err.Error()
 		}
 	}
-	side, _, err := readSidecar(path)
+	side, _, err := output.ReadSidecar(path)
+	var res output.RunResult
+	if err == nil {
+		err = side.Meta.DecodeResult(&res)
+	}
 	if err != nil {
 		if row.Error == "" {
 			row.Error = err.Error()
 		}
 		return row
 	}
-	res := side.Meta.Result
 	row.FinalLoss, row.TEnd = &res.FinalLoss, &side.Meta.Solver.TEnd
 	for _, tn := range res.Transitions {
 		row.Transitions = append(row.Transitions, tn.T)
@@ -344,58 +311,15 @@ func (r *sweepRunner) run(i int) indexRow {
 	return row
 }
 
-// runSidecar is the part of a run's sidecar that a sweep reads.
-type runSidecar struct {
-	Meta struct {
-		Complete     bool   `json:"complete"`
-		OutputSHA256 string `json:"output_sha256"`
-		Solver       struct {
-			TEnd float64 `json:"t_end"`
-		} `json:"solver"`
-		Result struct {
-			FinalLoss   float64 `json:"final_loss"`
-			Transitions []struct {
-				M int     `json:"m"`
-				T float64 `json:"t"`
-			} `json:"transitions"`
-		} `json:"result"`
-	} `json:"meta"`
-}
-
-// readSidecar returns the sidecar of a run and its bytes.
-func readSidecar(npzPath string) (*runSidecar, []byte, error) {
-	b, err := os.ReadFile(sidecarPath(npzPath))
-	if err != nil {
-		return nil, nil, err
-	}
-	var s runSidecar
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, nil, fmt.Errorf("sidecar %s: %w", sidecarPath(npzPath), err)
-	}
-	return &s, b, nil
-}
-
 // reusable reports whether the run at path is complete and valid: its
 // sidecar says complete, the .npz has the recorded SHA-256, and the
 // sidecar's spec is want.
-func reusable(path string, want *spec.Spec) bool {
-	side, raw, err := readSidecar(path)
+func reusable(path string, want *output.Spec) bool {
+	side, _, err := output.Verify(path)
 	if err != nil || !side.Meta.Complete {
 		return false
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	sum := sha256.Sum256(b)
-	if hex.EncodeToString(sum[:]) != side.Meta.OutputSHA256 {
-		return false
-	}
-	got, err := spec.Parse(raw)
-	if err != nil {
-		return false
-	}
-	gb, err1 := got.MarshalJSON()
+	gb, err1 := side.Spec.MarshalJSON()
 	wb, err2 := want.MarshalJSON()
 	return err1 == nil && err2 == nil && string(gb) == string(wb)
 }

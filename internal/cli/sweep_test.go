@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/linattn/linattn/output"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,7 @@ func sameFiles(t *testing.T, a, b string, runs int) {
 // TestSweepShardsResume: the same sweep run whole, as 3 shards merged, and
 // interrupted then resumed gives identical indexes and run files.
 func TestSweepShardsResume(t *testing.T) {
+	t.Parallel()
 	specPath := writeSpec(t, sweepSpec)
 	root := t.TempDir()
 	whole, shards, resumed := filepath.Join(root, "whole"), filepath.Join(root, "shards"), filepath.Join(root, "resumed")
@@ -57,7 +59,7 @@ func TestSweepShardsResume(t *testing.T) {
 	if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", whole, "-j", "2"); code != 0 || !strings.Contains(out, "8 complete") {
 		t.Fatalf("whole: exit %d\n%s", code, out)
 	}
-	var idx sweepIndex
+	var idx output.Index
 	if err := json.Unmarshal(mustRead(t, filepath.Join(whole, "index.json")), &idx); err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +86,12 @@ func TestSweepShardsResume(t *testing.T) {
 	sameFiles(t, whole, shards, 8)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	testHookRunDone = func(done int) {
+	ctx = withTestHooks(ctx, &testHooks{runDone: func(done int) {
 		if done == 3 {
 			cancel()
 		}
-	}
+	}})
 	code, out := sweep(t, ctx, "-spec", specPath, "-o", resumed, "-j", "2")
-	testHookRunDone = nil
 	if code != ExitInterrupted || !strings.Contains(out, "not run") {
 		t.Fatalf("interrupted sweep: exit %d\n%s", code, out)
 	}
@@ -117,13 +118,14 @@ func TestSweepShardsResume(t *testing.T) {
 // TestSweepFailures: a run with bad parameters is recorded with its error
 // and the others go on; bad sweep input is refused.
 func TestSweepFailures(t *testing.T) {
+	t.Parallel()
 	specPath := writeSpec(t, `{"H": [0, 2], "eigs": [0.3, 0.1], "samples": 50}`)
 	dir := t.TempDir()
 	code, out := sweep(t, context.Background(), "-spec", specPath, "-o", dir)
 	if code != ExitFailure || !strings.Contains(out, "1 complete") || !strings.Contains(out, "run 0 failed: -H = 0, want H ≥ 1") {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	var idx sweepIndex
+	var idx output.Index
 	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "index.json")), &idx); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/train"
 )
 
@@ -19,7 +20,7 @@ func init() {
 		Name:      "train",
 		UsageLine: "train [flags]",
 		Short:     "train the attention layer on P sampled sequences beside the population flow; write out/train.npz and its sidecar",
-		Groups:    []spec.Group{spec.Train},
+		Groups:    []output.Group{output.GroupTrain},
 		Out:       "out/train.npz",
 		Run:       runTrain,
 	})
@@ -98,8 +99,8 @@ func stepsOf(tr *train.Trainer, lr float64, times []float64, last int) []int {
 func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*trainOutcome, error) {
 	sp := job.Spec
 	gs := train.GDSettings{LR: sp.LR, Steps: sp.Steps, Observer: func(k int, loss float64) error {
-		if testHookStep != nil {
-			testHookStep(tr.Time(sp.LR, k))
+		if hook := hooks(e.ctx).step; hook != nil {
+			hook(tr.Time(sp.LR, k))
 		}
 		if e.progress.Due() {
 			e.progress.Show(fmt.Sprintf("step %d/%d (t = %.6g), loss = %.8g", k, sp.Steps, tr.Time(sp.LR, k), loss))
@@ -110,7 +111,7 @@ func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*train
 	drops := sp.Grid == "drops" && sp.Samples >= 4
 	gs.KeepAll = drops && float64(sp.Steps+1)*float64(tr.Len())*8 <= float64(denseBudget())
 	if !gs.KeepAll { // the lin grid, also a drops run's fallback if it stops
-		gs.Keep = stepsOf(tr, sp.LR, outputTimes(sp, T, nil), sp.Steps)
+		gs.Keep = stepsOf(tr, sp.LR, grids[sp.Grid].Times(T, sp.Samples, nil), sp.Steps)
 	}
 	res, err := tr.GD(e.ctx, theta0, gs)
 	if res == nil || len(res.Kept) == 0 {
@@ -124,10 +125,10 @@ func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*train
 	keep, states := res.Kept, res.States
 	switch {
 	case drops && gs.KeepAll:
-		keep = stepsOf(tr, sp.LR, outputTimes(sp, out.tEnd, &path), res.Steps)
+		keep = stepsOf(tr, sp.LR, grids[sp.Grid].Times(out.tEnd, sp.Samples, &path), res.Steps)
 		states = selectStates(res, keep, tr.Len())
 	case drops && err == nil:
-		keep = stepsOf(tr, sp.LR, outputTimes(sp, T, &path), res.Steps)
+		keep = stepsOf(tr, sp.LR, grids[sp.Grid].Times(T, sp.Samples, &path), res.Steps)
 		again, err2 := tr.GD(e.ctx, theta0, train.GDSettings{LR: sp.LR, Steps: sp.Steps, Keep: keep})
 		if err2 != nil {
 			return nil, err2
@@ -157,7 +158,7 @@ func selectStates(res *train.GDResult, steps []int, n int) []float64 {
 
 // setSamples records the kept steps: their times, weights and training
 // loss (for SGD the full training loss, evaluated here).
-func (o *trainOutcome) setSamples(tr *train.Trainer, sp *spec.Spec, keep []int, states []float64, res *train.GDResult) {
+func (o *trainOutcome) setSamples(tr *train.Trainer, sp *output.Spec, keep []int, states []float64, res *train.GDResult) {
 	n := tr.Len()
 	o.states = states
 	for i, k := range keep {
@@ -195,7 +196,7 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*tra
 		fs.DenseBytes = denseBudget()
 		path.T, path.Loss = []float64{0}, []float64{tr.Loss(theta0)}
 	} else {
-		fs.Times = outputTimes(sp, T, nil)
+		fs.Times = grids[sp.Grid].Times(T, sp.Samples, nil)
 	}
 	res, err := tr.Flow(e.ctx, theta0, fs)
 	if res == nil {
@@ -204,7 +205,7 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64) (*tra
 	out := &trainOutcome{tr: tr, complete: true, status: "done", tEnd: res.FinalT, stats: &res.Stats,
 		t: res.Times, loss: res.Loss, states: res.States}
 	if drops {
-		times := outputTimes(sp, res.FinalT, path)
+		times := grids[sp.Grid].Times(res.FinalT, sp.Samples, path)
 		states, loss, err2 := res.Sample(times)
 		switch {
 		case err2 != nil && err != nil:
@@ -291,8 +292,6 @@ func compareTable(s *flow.System, observed []float64, trans []flow.Transition, c
 	return rows
 }
 
-var compareColumns = []string{"m", "L(M_m)", "plateau_train", "plateau_flow", "t_train", "t_flow"}
-
 // trainArrays are run's arrays of the flow-state part of the weights, and
 // the training run's own: step, the extra blocks, the test losses, the
 // flow's loss and the comparison.
@@ -307,9 +306,10 @@ func trainArrays(job *spec.Job, o *trainOutcome, test [2][]float64, c comparison
 		flowStates = append(flowStates, m.Flow(th)...)
 		extras = append(extras, m.Extras(th)...)
 	}
-	arrays := runArrays(s, samples{t: o.t, loss: o.loss, states: flowStates}, o.transitions)
+	arrays := output.RunArrays(s, &flow.Trajectory{Times: o.t, Loss: o.loss, States: flowStates, Transitions: o.transitions})
+	arrays = append(arrays, closedForm(s, o.t, flowStates)...)
 	if o.steps != nil {
-		arrays = append(arrays, export.Ints("step", o.steps, ns))
+		arrays = append(arrays, export.Ints(output.Step, o.steps, ns))
 	}
 	if m.Layer == flow.FullLayer {
 		h, d := m.H, m.D
@@ -320,20 +320,20 @@ func trainArrays(job *spec.Job, o *trainOutcome, test [2][]float64, c comparison
 			vx = append(vx, extras[i*ex:i*ex+split]...)
 			other = append(other, extras[i*ex+split:(i+1)*ex]...)
 		}
-		arrays = append(arrays, export.Floats("v_x", vx, ns, h, d))
+		arrays = append(arrays, export.Floats(output.ValueX, vx, ns, h, d))
 		if m.Kind == flow.Merged {
-			arrays = append(arrays, export.Floats("u_y", other, ns, h, d))
+			arrays = append(arrays, export.Floats(output.LabelKQ, other, ns, h, d))
 		} else {
-			arrays = append(arrays, export.Floats("k_y", other, ns, h, m.R))
+			arrays = append(arrays, export.Floats(output.KeyLabel, other, ns, h, m.R))
 		}
 	}
 	if test[0] != nil {
-		arrays = append(arrays, export.Floats("test_icl", test[0], ns), export.Floats("test_iwl", test[1], ns))
+		arrays = append(arrays, export.Floats(output.TestICL, test[0], ns), export.Floats(output.TestIWL, test[1], ns))
 	}
 	if c.err == nil {
-		arrays = append(arrays, export.Floats("flow_loss", c.loss, ns))
+		arrays = append(arrays, export.Floats(output.FlowLoss, c.loss, ns))
 	}
-	return append(arrays, export.Floats("compare", table, s.Dim()+1, len(compareColumns)))
+	return append(arrays, export.Floats(output.Compare, table, s.Dim()+1, len(output.CompareColumns)))
 }
 
 // testLosses evaluates the test sets at every sample (nil without them).
@@ -356,19 +356,19 @@ func (e *env) finishTrain(job *spec.Job, o *trainOutcome, start time.Time) error
 	observed := flow.ObservedPlateaus(o.t, o.loss, o.transitions, o.tEnd)
 	table := compareTable(s, observed, o.transitions, c)
 	arrays := trainArrays(job, o, test, c, table)
-	m := newMeta(e, job, start)
+	side := newSidecar(e, job, start)
+	m := &side.Meta
 	m.Complete, m.Status = o.complete, o.status
 	if o.err != nil {
 		m.Error = o.err.Error()
 	}
 	if o.stats != nil {
-		st := *o.stats
-		m.Solver = &solverMeta{Method: job.Method.Name(), RTol: sp.RTol, ATol: sp.ATol,
-			Steps: st.Steps, FuncEvals: st.FuncEvals, Rejected: st.Rejected, TEnd: o.tEnd,
-			ByMethod: byMethod(st.PerMethod), Switches: st.Switches}
+		m.Solver = output.NewSolverMeta(job.Method, sp.RTol, sp.ATol, *o.stats, o.tEnd)
 	}
-	m.Result = trainResult(o, test, c, observed)
-	if err := e.save(job, arrays, m); err != nil {
+	if err := m.SetResult(trainResult(o, test, c, observed)); err != nil {
+		return err
+	}
+	if err := e.save(arrays, side); err != nil {
 		return err
 	}
 	e.progress.Done()
@@ -386,7 +386,7 @@ func trainResult(o *trainOutcome, test [2][]float64, c comparison, observed []fl
 	res := map[string]any{
 		"samples": len(o.t), "L0": o.loss[0], "final_loss": o.loss[last], "t_end": o.tEnd,
 		"path": o.tr.Path().String(), "features": o.tr.Features(), "weights": cfg.Model.Len(),
-		"transitions": tr, "observed_plateaus": observed, "compare_columns": compareColumns,
+		"transitions": tr, "observed_plateaus": observed, "compare_columns": output.CompareColumns,
 	}
 	if o.steps != nil {
 		res["steps_done"] = o.stepsDone
@@ -443,5 +443,5 @@ func printTrainSummary(e *env, job *spec.Job, o *trainOutcome, test [2][]float64
 	if test[0] != nil {
 		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g", test[0][last], test[1][last])
 	}
-	fmt.Fprintf(w, "\nwrote %s (%d samples) and %s in %s\n", e.out, len(o.t), sidecarPath(e.out), formatDuration(elapsed))
+	fmt.Fprintf(w, "\nwrote %s (%d samples) and %s in %s\n", e.out, len(o.t), output.SidecarPath(e.out), formatDuration(elapsed))
 }

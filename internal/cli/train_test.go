@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"github.com/linattn/linattn/output"
+	"gonum.org/v1/gonum/mat"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,17 +27,18 @@ var smallTrain = []string{"train", "-spectrum", "power:1", "-D", "3", "-H", "2",
 // blocks), the training and test losses, the steps; and the comparison
 // against the population flow against package flow.
 func TestTrainArraysRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{"auto", "direct", "columns"} {
 		t.Run(path, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "t.npz")
 			if code, _, stderr := runCLI(t, append(smallTrain, "-path", path, "-o", out)...); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			given, err := spec.Parse(mustRead(t, sidecarPath(out)))
+			given, err := output.Parse(mustRead(t, output.SidecarPath(out)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			job, err := spec.Resolve(given, spec.Train)
+			job, err := spec.Resolve(given, output.GroupTrain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,6 +142,7 @@ func checkCompare(t *testing.T, job *spec.Job, table, flowLoss, times []float64)
 // TestTrainRepeat: the sidecar is a spec that repeats the job bit for bit,
 // on each kind of run.
 func TestTrainRepeat(t *testing.T) {
+	t.Parallel()
 	for name, extra := range map[string][]string{
 		"gd":      nil,
 		"drops":   {"-grid", "drops"},
@@ -157,7 +161,7 @@ func TestTrainRepeat(t *testing.T) {
 			if code, _, stderr := runCLI(t, append(args, "-o", a)...); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			if code, _, stderr := runCLI(t, "train", "-spec", sidecarPath(a), "-o", b); code != 0 {
+			if code, _, stderr := runCLI(t, "train", "-spec", output.SidecarPath(a), "-o", b); code != 0 {
 				t.Fatalf("repeat: exit %d: %s", code, stderr)
 			}
 			ma, mb := sidecarOf(t, a)["meta"].(map[string]any), sidecarOf(t, b)["meta"].(map[string]any)
@@ -171,6 +175,7 @@ func TestTrainRepeat(t *testing.T) {
 // TestTrainBadInput: bad fields stop before any work with exit 2, one line
 // naming the flag, and no output.
 func TestTrainBadInput(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		flag string
@@ -211,6 +216,7 @@ func TestTrainBadInput(t *testing.T) {
 // train stops with a message naming the learning rate, writes what it
 // computed marked incomplete (every number finite) and exits 1.
 func TestTrainDivergence(t *testing.T) {
+	t.Parallel()
 	for _, grid := range []string{"lin", "drops"} {
 		out := filepath.Join(t.TempDir(), "t.npz")
 		code, stdout, stderr := runCLI(t, append(smallTrain, "-lr", "400", "-grid", grid, "-o", out)...)
@@ -242,18 +248,30 @@ func TestTrainDivergence(t *testing.T) {
 // TestTrainInterrupt: a canceled descent writes what it computed, marked
 // interrupted, and exits 130.
 func TestTrainInterrupt(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "t.npz")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	testHookStep = func(tt float64) {
+	ctx = withTestHooks(ctx, &testHooks{step: func(tt float64) {
 		if tt >= 200 {
 			cancel()
 		}
-	}
-	defer func() { testHookStep = nil }()
+	}})
 	code, stdout, stderr := runCLIContext(t, ctx, append(smallTrain, "-o", out)...)
 	r := checkInterrupted(t, out, code, stdout, stderr)
 	if ts := readFloats(t, r, "t"); ts[len(ts)-1] != 200 {
 		t.Errorf("samples end at t = %v, want 200 (step 200)", ts[len(ts)-1])
 	}
+}
+
+// rowMajor returns m's elements in C order.
+func rowMajor(m mat.Matrix) []float64 {
+	r, c := m.Dims()
+	out := make([]float64, 0, r*c)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out = append(out, m.At(i, j))
+		}
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/output"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -28,7 +29,7 @@ const (
 	DefaultN       = 31
 	DefaultWInit   = 0.01
 	DefaultSeed    = 3
-	DefaultSamples = 2001
+	DefaultSamples = flow.DefaultSamples
 	DefaultAlign   = 0.99
 	DefaultPoints  = 2000
 	maxNTP         = 1 << 24
@@ -39,55 +40,53 @@ const (
 	MaxStabilityDim = 10
 )
 
-// Methods are the integrators by their spec name.
-var Methods = map[string]ode.Method{"auto": ode.Auto, "rock4": ode.ROCK4, "rodas5p": ode.Rodas5P, "radau5": ode.Radau5,
-	"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
-
-// Input is a file a job read, with its SHA-256, for the sidecar.
-type Input struct {
-	Path   string `json:"path"`
-	SHA256 string `json:"sha256"`
+// Spec is a spec being resolved, with the memory a job may use.
+type Spec struct {
+	*output.Spec
+	memoryLimit float64
 }
 
 // Job is a resolved specification with the objects it describes.
 type Job struct {
-	Spec   *Spec // every field the command reads is given
+	Spec   *output.Spec // every field the command reads is given
 	Data   *flow.Data
 	System *flow.System
 	Y0     []float64 // initial state, original basis
 	Method ode.Method
-	Inputs map[string]Input
+	Inputs map[string]output.Input
 	// MemoryBytes is the estimated peak memory of the job.
 	MemoryBytes float64
 }
 
-// MemoryLimit returns the bytes a job may use; Resolve refuses larger jobs.
-// It defaults to the memory the kernel reports available.
-var MemoryLimit = AvailableMemory
-
 // Resolve fills the defaults of every field the commands in groups read,
-// validates them and builds the job. Errors name the field and its allowed
-// range.
-func Resolve(given *Spec, groups ...Group) (*Job, error) {
-	s := given.Clone()
-	reads := map[Group]bool{Problem: true}
+// validates them and builds the job; it refuses jobs that need more than
+// the memory the kernel reports available. Errors name the field and its
+// allowed range.
+func Resolve(given *output.Spec, groups ...output.Group) (*Job, error) {
+	return resolve(given, AvailableMemory(), groups...)
+}
+
+// resolve is Resolve with memoryLimit bytes available.
+func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*Job, error) {
+	s := &Spec{Spec: given.Clone(), memoryLimit: memoryLimit}
+	reads := map[output.Group]bool{output.GroupProblem: true}
 	for _, g := range groups {
 		reads[g] = true
 	}
 	steps := []func() error{s.resolveModel, s.resolveSpectrum, s.resolveContext, s.resolveHeads, s.resolveStart}
-	if reads[Solver] {
+	if reads[output.GroupSolver] {
 		steps = append(steps, s.resolveEnd)
 	}
-	if reads[Solver] || reads[Train] {
+	if reads[output.GroupSolver] || reads[output.GroupTrain] {
 		steps = append(steps, s.resolveOutput)
 	}
-	if reads[Train] {
+	if reads[output.GroupTrain] {
 		steps = append(steps, func() error { return s.resolveTrain(s.def) })
 	}
-	if reads[Landscape] {
+	if reads[output.GroupLandscape] {
 		steps = append(steps, s.resolveLandscape)
 	}
-	if reads[Reduced] {
+	if reads[output.GroupReduced] {
 		steps = append(steps, s.resolveReduced)
 	}
 	for _, step := range steps {
@@ -95,20 +94,20 @@ func Resolve(given *Spec, groups ...Group) (*Job, error) {
 			return nil, err
 		}
 	}
-	job := &Job{Spec: s, Inputs: map[string]Input{}}
+	job := &Job{Spec: s.Spec, Inputs: map[string]output.Input{}}
 	job.MemoryBytes = s.estimateBytes(reads)
-	if limit := MemoryLimit(); job.MemoryBytes > limit {
+	if job.MemoryBytes > memoryLimit {
 		return nil, fmt.Errorf("-D = %d, -H = %d: the job needs an estimated %s, more than the %s available; lower -D, -H, -R or -samples",
-			s.D, s.H, formatBytes(job.MemoryBytes), formatBytes(limit))
+			s.D, s.H, formatBytes(job.MemoryBytes), formatBytes(memoryLimit))
 	}
 	// Build: everything cheap is validated, memory is known to suffice.
-	if err := job.build(); err != nil {
+	if err := job.build(s); err != nil {
 		return nil, err
 	}
-	if reads[Solver] || reads[Train] {
-		job.Method = Methods[s.Method]
+	if reads[output.GroupSolver] || reads[output.GroupTrain] {
+		job.Method, _ = ode.MethodByName(s.Method)
 	}
-	if reads[Solver] {
+	if reads[output.GroupSolver] {
 		if err := job.checkDenseMethod(); err != nil {
 			return nil, err
 		}
@@ -129,9 +128,9 @@ func (job *Job) checkDenseMethod() error {
 
 // def sets the field name by set unless it was given, and marks it given.
 func (s *Spec) def(name string, set func()) {
-	if !s.given[name] {
+	if !s.Given(name) {
 		set()
-		s.mark(name)
+		s.Mark(name)
 	}
 }
 
@@ -146,12 +145,12 @@ func (s *Spec) resolveModel() error {
 // resolveSpectrum settles the eigenvalues (-eigs, -spectrum or -white, and
 // D) and the eigenvectors.
 func (s *Spec) resolveSpectrum() error {
-	if !s.given["eigs"] && !s.given["spectrum"] && !s.given["white"] {
+	if !s.Given("eigs") && !s.Given("spectrum") && !s.Given("white") {
 		s.Eigs = append([]float64(nil), DefaultEigs...)
-		s.mark("eigs")
+		s.Mark("eigs")
 	}
 	switch {
-	case s.given["eigs"]:
+	case s.Given("eigs"):
 		if len(s.Eigs) == 0 {
 			return fmt.Errorf("-eigs is empty, want D ≥ 1 eigenvalues")
 		}
@@ -160,16 +159,16 @@ func (s *Spec) resolveSpectrum() error {
 				return fmt.Errorf("-eigs: entry %d is %g, want a finite eigenvalue > 0", i+1, l)
 			}
 		}
-		if s.given["D"] && s.D != len(s.Eigs) {
+		if s.Given("D") && s.D != len(s.Eigs) {
 			return fmt.Errorf("-D = %d but -eigs has %d values; give D equal to their number, or leave it out", s.D, len(s.Eigs))
 		}
 		s.D = len(s.Eigs)
-		s.mark("D")
-	case !s.given["D"]:
+		s.Mark("D")
+	case !s.Given("D"):
 		return fmt.Errorf("-D is needed with -spectrum and -white: the dimension D ≥ 1")
 	case s.D < 1:
 		return fmt.Errorf("-D = %d, want D ≥ 1", s.D)
-	case s.given["white"]:
+	case s.Given("white"):
 		if !(s.White > 0) || math.IsInf(s.White, 0) {
 			return fmt.Errorf("-white = %g, want a finite C > 0", s.White)
 		}
@@ -188,9 +187,9 @@ func (s *Spec) resolveSpectrum() error {
 // lambda returns the eigenvalues of a resolved spec.
 func (s *Spec) lambda() []float64 {
 	switch {
-	case s.given["eigs"]:
+	case s.Given("eigs"):
 		return s.Eigs
-	case s.given["white"]:
+	case s.Given("white"):
 		return flow.White(s.D, s.White)
 	default:
 		alpha, _ := parsePower(s.Spectrum) // checked by resolveSpectrum
@@ -200,16 +199,16 @@ func (s *Spec) lambda() []float64 {
 
 // resolveContext settles the context length: -N, -nu or -ntp-max.
 func (s *Spec) resolveContext() error {
-	if !s.given["N"] && !s.given["nu"] && !s.given["ntp-max"] {
+	if !s.Given("N") && !s.Given("nu") && !s.Given("ntp-max") {
 		s.N = DefaultN
-		s.mark("N")
+		s.Mark("N")
 	}
 	switch {
-	case s.given["N"]:
+	case s.Given("N"):
 		if s.N < 1 {
 			return fmt.Errorf("-N = %d, want a context length N ≥ 1", s.N)
 		}
-	case s.given["nu"]:
+	case s.Given("nu"):
 		if !(s.Nu > 0 && s.Nu <= 1) {
 			return fmt.Errorf("-nu = %g, want ν = E[1/N] in (0, 1]", s.Nu)
 		}
@@ -224,9 +223,9 @@ func (s *Spec) resolveContext() error {
 // nu returns ν = E[1/N] of a resolved spec.
 func (s *Spec) nu() (float64, error) {
 	switch {
-	case s.given["N"]:
+	case s.Given("N"):
 		return 1 / float64(s.N), nil
-	case s.given["nu"]:
+	case s.Given("nu"):
 		return s.Nu, nil
 	default:
 		return flow.NuNextToken(s.NTPMax)
@@ -244,11 +243,10 @@ func (s *Spec) resolveHeads() error {
 		if s.R < 1 || s.R > s.D {
 			return fmt.Errorf("-R = %d, want 1 ≤ R ≤ D = %d", s.R, s.D)
 		}
-	} else if s.given["R"] {
-		delete(s.given, "R") // keys and queries are merged: R has no meaning
-		s.R = 0
+	} else if s.Given("R") {
+		s.Clear("R") // keys and queries are merged: R has no meaning
 	}
-	if s.Model == "merged" && !s.given["init"] {
+	if s.Model == "merged" && !s.Given("init") {
 		s.def("balanced", func() { s.Balanced = false })
 	} else if s.Balanced { // with -init the two exclude each other (checkAlternatives)
 		return fmt.Errorf("-balanced is for the merged model's random start, not -model %s", s.Model)
@@ -262,7 +260,7 @@ func (s *Spec) resolveHeads() error {
 
 // resolveStart settles the initial state: -init, or -winit and -seed.
 func (s *Spec) resolveStart() error {
-	if s.given["init"] {
+	if s.Given("init") {
 		if s.Init == "" {
 			return fmt.Errorf("-init is empty, want the path of a .npz file")
 		}
@@ -288,9 +286,8 @@ func (s *Spec) resolveEnd() error {
 		if !(s.Tol > 0 && s.Tol < 1) {
 			return fmt.Errorf("-tol = %g, want a relative tolerance in (0, 1)", s.Tol)
 		}
-	} else if s.given["tol"] {
-		delete(s.given, "tol") // a fixed final time needs no convergence test
-		s.Tol = 0
+	} else if s.Given("tol") {
+		s.Clear("tol") // a fixed final time needs no convergence test
 	}
 	return nil
 }
@@ -306,9 +303,9 @@ func (s *Spec) resolveOutput() error {
 		return fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
 	}
 	s.def("method", func() { s.Method = "auto" })
-	method, ok := Methods[s.Method]
+	method, ok := ode.MethodByName(s.Method)
 	if !ok {
-		return fmt.Errorf("-method = %q, want auto, rock4, rodas5p, radau5, dop853, dp5 or tsit5", s.Method)
+		return fmt.Errorf("-method = %q, want %s", s.Method, orList(ode.MethodNames()))
 	}
 	defRTol, defATol := flow.DefaultTolerances(method)
 	s.def("rtol", func() { s.RTol = defRTol })
@@ -345,10 +342,9 @@ func (s *Spec) resolveReduced() error {
 	return nil
 }
 
-// build constructs the data, the system and the initial state of a
-// resolved spec.
-func (job *Job) build() error {
-	s := job.Spec
+// build constructs the data, the system and the initial state of the
+// resolved spec s.
+func (job *Job) build(s *Spec) error {
 	nu, err := s.nu()
 	if err != nil {
 		return err
@@ -368,7 +364,7 @@ func (job *Job) build() error {
 		return err
 	}
 	switch {
-	case s.given["init"]:
+	case s.Given("init"):
 		job.Y0, err = job.readInit()
 	default:
 		job.Y0, err = job.System.Init(s.WInit, s.Seed)
@@ -422,7 +418,7 @@ func (j *Job) record(field, path string, content []byte) (string, error) {
 		return "", fmt.Errorf("-%s %s: %w", field, path, err)
 	}
 	sum := sha256.Sum256(content)
-	j.Inputs[field] = Input{Path: abs, SHA256: hex.EncodeToString(sum[:])}
+	j.Inputs[field] = output.Input{Path: abs, SHA256: hex.EncodeToString(sum[:])}
 	return abs, nil
 }
 
@@ -448,7 +444,7 @@ func (j *Job) readNPY(field, path string) ([]float64, []int, error) {
 // estimateBytes is the peak memory of the job: the eigenvectors and their
 // rotations, the state and the integrator's stages, and the output, which
 // holds every sample twice (the trajectory and its arrays).
-func (s *Spec) estimateBytes(reads map[Group]bool) float64 {
+func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
 	d, h, r := float64(s.D), float64(s.H), float64(s.R)
 	var n float64
 	if s.Model == "merged" {
@@ -457,16 +453,24 @@ func (s *Spec) estimateBytes(reads map[Group]bool) float64 {
 		n = h + 2*h*r*d
 	}
 	words := 6*d*d + 40*n
-	if reads[Solver] {
+	if reads[output.GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
 		words += float64(s.Samples) * perSample
 	}
-	if reads[Landscape] && s.Stability && s.D <= 30 {
+	if reads[output.GroupLandscape] && s.Stability && s.D <= 30 {
 		// One Jacobian of n² and its eigen-decomposition at a time, and the
 		// eigenvalue table (2^D × n).
 		words += 3*n*n + math.Exp2(d)*n
 	}
 	return 8 * words
+}
+
+// orList writes "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func formatBytes(b float64) string {

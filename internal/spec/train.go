@@ -22,7 +22,7 @@ const (
 // resolveTrain fills in and validates the fields of train; def sets a
 // field's default when it was not given.
 func (s *Spec) resolveTrain(def func(string, func())) error {
-	if s.given["nu"] {
+	if s.Given("nu") {
 		return fmt.Errorf("-nu: train draws sequences, so it needs their lengths: give -N or -ntp-max instead")
 	}
 	def("P", func() { s.P = DefaultP })
@@ -79,7 +79,7 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 	}
 	def("data-seed", func() {
 		s.DataSeed = DefaultSeed
-		if s.given["seed"] {
+		if s.Given("seed") {
 			s.DataSeed = s.Seed
 		}
 	})
@@ -92,7 +92,7 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 	if err != nil {
 		return err
 	}
-	if need, limit := cfg.EstimateBytes(), MemoryLimit(); need > limit {
+	if need, limit := cfg.EstimateBytes(), s.memoryLimit; need > limit {
 		return fmt.Errorf("-P = %d, -test = %d: the data need an estimated %s, more than the %s available; lower -P or -test, or use -path moments (linear attention)",
 			s.P, s.Test, formatBytes(need), formatBytes(limit))
 	}
@@ -100,7 +100,9 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 }
 
 // TrainConfig returns the training problem of a job resolved for train.
-func (j *Job) TrainConfig() (train.Config, error) { return j.Spec.trainConfig(j.Data) }
+func (j *Job) TrainConfig() (train.Config, error) {
+	return (&Spec{Spec: j.Spec}).trainConfig(j.Data)
+}
 
 // trainConfig returns the training problem on data: Λ from data, the
 // context lengths (-N or -ntp-max), the fraction -icl of in-context
@@ -119,7 +121,7 @@ func (s *Spec) trainConfig(data *flow.Data) (train.Config, error) {
 		m.Layer = flow.FullLayer
 	}
 	lengths := flow.Lengths{N: s.N}
-	if s.given["ntp-max"] {
+	if s.Given("ntp-max") {
 		lengths = flow.Lengths{NTPMax: s.NTPMax}
 	}
 	data, err := data.WithLengths(lengths)

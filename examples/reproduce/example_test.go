@@ -1,0 +1,24 @@
+package reproduce_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/output"
+)
+
+// linattn run's default job through the library: out/run.npz, byte for byte.
+func Example() {
+	nu, _ := flow.NuFixed(31)
+	data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 4, R: 1, Tau: 1})
+	y0, _ := s.Init(0.01, 3)
+	tr, _ := s.Run(context.Background(), y0, flow.RunSettings{}) // until converged, 2001 samples
+	h := sha256.New()
+	export.WriteNPZ(h, output.RunArrays(s, tr)) // t, loss, v, K, Q, key_alignment, M, …
+	fmt.Printf("%v, %d samples, SHA-256 %x\n", tr.Status, len(tr.Times), h.Sum(nil))
+	// Output: converged, 2001 samples, SHA-256 0ec61ff224c43b99431af5d81457cdd9c65945068ec017b2b70d96bdc8cd0b0b
+}

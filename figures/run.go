@@ -1,0 +1,386 @@
+package figures
+
+import (
+	"fmt"
+	"github.com/linattn/linattn/output"
+	"image/color"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
+)
+
+// runData is what the figures of a run file draw (docs/cli.md, "run").
+type runData struct {
+	t, loss   []float64 // (S,)
+	v         []float64 // (S, H)
+	alignment []float64 // key_alignment (S, H, R, D), separate model
+	m         []float64 // M (S, D, D)
+	lambda    []float64 // Lambda (D, D)
+	eigvecs   []float64 // (D, D), columns e_d
+	eigvals   []float64 // (D,)
+	levels    []float64 // plateaus (D+1,): L(M_m)
+	trans     []float64 // observed drop times t_m
+	transM    []int64   // their m
+	h, d, r   int
+	merged    bool
+}
+
+func readRun(f *file) (*runData, error) {
+	rd := &runData{}
+	var err error
+	if rd.t, _, err = f.Floats(output.Times, -1); err != nil {
+		return nil, err
+	}
+	s := len(rd.t)
+	if s < 2 {
+		return nil, fmt.Errorf("%s: %d output time(s), want at least 2", f.path, s)
+	}
+	if rd.loss, _, err = f.Floats(output.Loss, s); err != nil {
+		return nil, err
+	}
+	var shape []int
+	if rd.v, shape, err = f.Floats(output.Values, s, -1); err != nil {
+		return nil, err
+	}
+	rd.h = shape[1]
+	if err := f.vectors([]string{output.Eigvals, output.Plateaus, output.Transitions}, &rd.eigvals, &rd.levels, &rd.trans); err != nil {
+		return nil, err
+	}
+	rd.d = len(rd.eigvals)
+	if len(rd.levels) != rd.d+1 {
+		return nil, fmt.Errorf("%s: %d plateau levels for D = %d, want D+1", f.path, len(rd.levels), rd.d)
+	}
+	if rd.transM, _, err = f.Ints(output.TransitionM, len(rd.trans)); err != nil {
+		return nil, err
+	}
+	d := rd.d
+	if rd.m, _, err = f.Floats(output.Map, s, d, d); err != nil {
+		return nil, err
+	}
+	if rd.lambda, _, err = f.Floats(output.Covariance, d, d); err != nil {
+		return nil, err
+	}
+	if rd.eigvecs, _, err = f.Floats(output.Eigvecs, d, d); err != nil {
+		return nil, err
+	}
+	rd.merged = f.Has(output.KeyQuery) && !f.Has(output.KeyAlignment)
+	if !rd.merged {
+		if rd.alignment, shape, err = f.Floats(output.KeyAlignment, s, rd.h, -1, d); err != nil {
+			return nil, err
+		}
+		rd.r = shape[2]
+	}
+	return rd, nil
+}
+
+// runFigure draws a run: the loss with the plateau levels and the drops,
+// the value weight of every head and, for the separate model, the
+// alignment of each head's keys with the eigenvectors it learns.
+func runFigure(f *file, opt Options) (*Figure, error) {
+	rd, err := readRun(f)
+	if err != nil {
+		return nil, err
+	}
+	log := opt.XScale != "lin"
+	fig := &Figure{Title: problemTitle(f, rd.d, rd.h, rd.r, rd.merged), Width: columnWidth}
+	x := timeRange(rd.t, log)
+	heads := learnedHeads(rd)
+	lossPanel := runLossPanel(f, rd, log, fig)
+	vPanel := valuePanel(rd, heads, log)
+	panels := []*Panel{lossPanel, vPanel}
+	if !rd.merged {
+		panels = append(panels, alignmentPanel(rd, heads, log))
+	}
+	for i, p := range panels {
+		p.XRange, p.XLog = x, log
+		p.HideXLabels = i < len(panels)-1
+		if i > 0 {
+			p.VLines = dropLines(rd.trans)
+		}
+		fig.Grid = append(fig.Grid, []*Panel{p})
+	}
+	panels[len(panels)-1].XLabel = "t / τ"
+	fig.Heights = []float64{1.5, 1, 1}[:len(panels)]
+	fig.Height = vg.Length(0.9+1.45*float64(len(panels))) * vg.Inch
+	_, _, n := onAxis(rd.t, rd.loss, log)
+	fig.addNote(droppedNote(n))
+	return fig, nil
+}
+
+// timeRange is the extent of the output times on the time axis: from the
+// first positive time on a log axis.
+func timeRange(t []float64, log bool) Range {
+	lo, hi := dataRange(log, t)
+	if !log {
+		lo = math.Min(0, lo)
+	}
+	return Range{lo, hi}
+}
+
+// runLossPanel: the loss against t/τ, the plateau levels L(M_m) that the
+// run can reach as dotted lines labelled with m, the observed drops t_m
+// marked on the curve and, for the merged model with white Λ, the closed
+// form (reduced.MergedWhite, paper eq. attnM-solution).
+func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
+	t, loss, _ := onAxis(rd.t, rd.loss, log)
+	// The plateau levels are labelled to the right of the panel and the
+	// drops beside their marks, so the panel needs a legend only for a
+	// closed form.
+	p := &Panel{YLabel: "loss"}
+	if f.trained {
+		// Training: the loss on the P sequences, and the population flow
+		// from the same start on the same times.
+		p.Curves = append(p.Curves, Curve{Label: "training (finite data)", X: t, Y: loss, Color: black})
+		if fl, err := f.Array(output.FlowLoss, len(rd.t)); err == nil {
+			ft, floss, _ := onAxis(rd.t, fl.Float, log)
+			p.Curves = append(p.Curves, Curve{Label: "population flow", X: ft, Y: floss, Color: okabeIto[0], Dashed: true})
+			p.Legend = BottomLeft
+		}
+	} else {
+		p.Curves = append(p.Curves, Curve{Label: "flow", X: t, Y: loss, Color: black})
+	}
+	p.HLines = plateauLines(rd.levels, reachableLevels(rd))
+	p.Points = append(p.Points, dropMarks(rd.t, rd.loss, rd.trans, rd.transM))
+	if cf, label, ok := mergedClosedForm(f, rd, log); ok {
+		p.Curves = append(p.Curves, Curve{Label: label, X: t, Y: cf, Color: okabeIto[0], Dashed: true})
+		p.Legend = BottomLeft
+		fig.addNote("the closed form is exact only from a balanced, aligned start (-balanced) with white Λ")
+	}
+	return p
+}
+
+// reachableLevels are the plateaus m the model can visit: 0 … min(D, R·H)
+// for the separate model, 0 and D for the merged one.
+func reachableLevels(rd *runData) []int {
+	if rd.merged {
+		return []int{0, rd.d}
+	}
+	top := min(rd.d, rd.r*rd.h)
+	ms := make([]int, top+1)
+	for m := range ms {
+		ms[m] = m
+	}
+	return ms
+}
+
+// dropMarks are the observed drops (t_m, L(t_m)), labelled t_m.
+func dropMarks(t, loss, trans []float64, ms []int64) Points {
+	pts := Points{Label: "observed drops", Color: okabeIto[1]}
+	for i, tm := range trans {
+		pts.X = append(pts.X, tm)
+		pts.Y = append(pts.Y, interpolate(t, loss, tm))
+		pts.Text = append(pts.Text, "t"+sub(int(ms[i])))
+	}
+	return pts
+}
+
+// dropLines are faint vertical lines at the drops, for the panels below
+// the loss.
+func dropLines(trans []float64) []RefLine {
+	out := make([]RefLine, len(trans))
+	for i, tm := range trans {
+		out[i] = RefLine{Value: tm}
+	}
+	return out
+}
+
+// mergedClosedForm is the white-Λ closed-form loss of a merged run that
+// the file holds (output.LossClosedForm) on the time axis.
+func mergedClosedForm(f *file, rd *runData, log bool) ([]float64, string, bool) {
+	if !rd.merged || !f.Has(output.LossClosedForm) {
+		return nil, "", false
+	}
+	cf, _, err := f.Floats(output.LossClosedForm, len(rd.t))
+	if err != nil {
+		return nil, "", false
+	}
+	_, cf, _ = onAxis(rd.t, cf, log)
+	label := "closed form σ(t)"
+	if !f.spec.Balanced {
+		label += ", s₀ = ‖v(0)‖²"
+	}
+	return cf, label, true
+}
+
+// head describes one head of a run: the eigenvectors it learned (1-based,
+// from the keys' alignment at the end) or none when its value weight
+// stayed small, and its colour.
+type head struct {
+	index   int
+	learned []int
+	color   color.Color
+}
+
+// learnedHeads finds what each head learned: a head whose final |v| is
+// below a twentieth of the largest is dormant; the others learned the R
+// eigenvectors e_d with the largest Σ_r |⟨k̂_r, e_d⟩|² at the end. Heads
+// are coloured in the order of the first eigenvector they learned.
+func learnedHeads(rd *runData) []head {
+	s, h, d, r := len(rd.t), rd.h, rd.d, rd.r
+	final := rd.v[(s-1)*h:]
+	big := 0.0
+	for _, v := range final {
+		big = math.Max(big, math.Abs(v))
+	}
+	heads := make([]head, h)
+	var active []int
+	for i := range heads {
+		heads[i] = head{index: i, color: lightGray}
+		if math.Abs(final[i]) < big/20 || big == 0 || rd.merged {
+			continue
+		}
+		weight := make([]float64, d)
+		for k := 0; k < r; k++ {
+			for e := 0; e < d; e++ {
+				a := rd.alignment[(((s-1)*h+i)*r+k)*d+e]
+				weight[e] += a * a
+			}
+		}
+		order := make([]int, d)
+		for e := range order {
+			order[e] = e
+		}
+		sort.SliceStable(order, func(a, b int) bool { return weight[order[a]] > weight[order[b]] })
+		learned := append([]int(nil), order[:min(r, d)]...)
+		sort.Ints(learned)
+		for k := range learned {
+			learned[k]++
+		}
+		heads[i].learned = learned
+		active = append(active, i)
+	}
+	sort.SliceStable(active, func(a, b int) bool { return heads[active[a]].learned[0] < heads[active[b]].learned[0] })
+	for rank, i := range active {
+		heads[i].color = categorical(rank, len(active))
+	}
+	if rd.merged {
+		for i := range heads {
+			heads[i].color = categorical(i, h)
+		}
+	}
+	return heads
+}
+
+// valuePanel: the value weight v_i(t) of every head.
+func valuePanel(rd *runData, heads []head, log bool) *Panel {
+	p := &Panel{YLabel: "value weight vᵢ"}
+	dormant := false
+	for _, hd := range byEigenvector(heads) {
+		t, v, _ := onAxis(rd.t, column(rd.v, rd.h, hd.index), log)
+		c := Curve{X: t, Y: v, Color: hd.color}
+		switch {
+		case rd.merged:
+		case hd.learned == nil:
+			c.Thin = true
+			if !dormant {
+				c.Label, dormant = "dormant heads", true
+			}
+		default:
+			c.Label = fmt.Sprintf("%s: head %d", eigenvectorList(hd.learned), hd.index)
+		}
+		p.Curves = append(p.Curves, c)
+	}
+	// Dormant heads first, so the learning heads are drawn over them.
+	sort.SliceStable(p.Curves, func(a, b int) bool { return p.Curves[a].Thin && !p.Curves[b].Thin })
+	p.thinLegend(maxLegend)
+	if p.legendEntries() > 0 {
+		p.Legend = TopLeft
+		if p.legendEntries() > 5 {
+			p.Legend = Outside
+		}
+	}
+	return p
+}
+
+// byEigenvector orders the heads by the first eigenvector they learned,
+// dormant heads last.
+func byEigenvector(heads []head) []head {
+	out := append([]head(nil), heads...)
+	first := func(h head) int {
+		if h.learned == nil {
+			return math.MaxInt
+		}
+		return h.learned[0]
+	}
+	sort.SliceStable(out, func(a, b int) bool { return first(out[a]) < first(out[b]) })
+	return out
+}
+
+// alignmentPanel: for each head that learned the eigenvectors S, the
+// root-mean-square over its R keys of ‖P_S k̂‖ = (Σ_{d∈S} |⟨k̂, e_d⟩|²)^½,
+// the cosine of the angle between a key and span{e_d : d ∈ S}; for R = 1
+// it is |⟨k̂, e_d⟩| of the eigenvector the head learns. Dormant heads are
+// drawn thin and grey with their best alignment to any one eigenvector.
+func alignmentPanel(rd *runData, heads []head, log bool) *Panel {
+	s, h, d, r := len(rd.t), rd.h, rd.d, rd.r
+	p := &Panel{YLabel: "key alignment", YRange: Range{0, 1.04}}
+	for _, hd := range heads {
+		y := make([]float64, s)
+		for i := range y {
+			var sum float64
+			for k := 0; k < r; k++ {
+				row := rd.alignment[((i*h+hd.index)*r+k)*d:][:d]
+				if hd.learned == nil {
+					best := 0.0
+					for _, a := range row {
+						best = math.Max(best, a)
+					}
+					sum += best * best
+					continue
+				}
+				for _, e := range hd.learned {
+					sum += row[e-1] * row[e-1]
+				}
+			}
+			y[i] = math.Sqrt(sum / float64(r))
+		}
+		t, y, _ := onAxis(rd.t, y, log)
+		p.Curves = append(p.Curves, Curve{X: t, Y: y, Color: hd.color, Thin: hd.learned == nil})
+	}
+	// Dormant heads first, so the learning heads are drawn over them.
+	sort.SliceStable(p.Curves, func(a, b int) bool { return p.Curves[a].Thin && !p.Curves[b].Thin })
+	return p
+}
+
+// problemTitle describes the problem of a file in one line.
+func problemTitle(f *file, d, h, r int, merged bool) string {
+	return strings.Join(problemParts(f, d, h, r, merged, nil), ", ")
+}
+
+// problemParts are the parts of problemTitle, without those of the fields
+// in skip.
+func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
+	model := "separate key–query"
+	if merged {
+		model = "merged key–query"
+	}
+	parts := []struct{ field, text string }{
+		{"model", model},
+		{"D", fmt.Sprintf("D = %d", d)},
+		{"H", fmt.Sprintf("H = %d", h)},
+		{"R", fmt.Sprintf("R = %d", r)},
+		{"N", fmt.Sprintf("N = %d", f.spec.N)},
+	}
+	if merged || r == 0 {
+		parts[3].field = "skip"
+	}
+	if f.spec.N == 0 {
+		parts[4] = struct{ field, text string }{"nu", fmt.Sprintf("ν = %.4g", f.meta.Problem.Nu)}
+	}
+	if f.spec.White > 0 {
+		parts = append(parts, struct{ field, text string }{"white", fmt.Sprintf("Λ = %g·I", f.spec.White)})
+		if f.spec.White == 1 {
+			parts[len(parts)-1].text = "Λ = I"
+		}
+	}
+	var out []string
+	for _, p := range parts {
+		if p.field != "skip" && !slices.Contains(skip, p.field) {
+			out = append(out, p.text)
+		}
+	}
+	return out
+}

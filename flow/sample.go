@@ -1,0 +1,219 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// DefaultSamples is the number of output times of Run without Times (and
+// of linattn run).
+const DefaultSamples = 2001
+
+// DefaultDenseBytes bounds the continuous extension that Run keeps to
+// sample its grid when RunSettings.DenseBytes is 0. Within it ROCK4's steps
+// are thinned rather than dropped (ode.Settings.DenseLimit), so only long
+// runs of explicit steps outgrow it and need the second pass; linattn run
+// allows an eighth of the available memory.
+const DefaultDenseBytes = 256 << 20
+
+// Grid is the kind of output grid Run samples when RunSettings.Times is nil.
+type Grid int
+
+const (
+	// GridDrops places ⌊S/2⌋ times equally spaced from 0 to T and the
+	// others equally spaced in loss (DropsGrid), so that every drop is
+	// sampled however short it is; below S = 4 it is GridLinear.
+	GridDrops Grid = iota
+	// GridLinear places S equally spaced times from 0 to T (LinearGrid).
+	GridLinear
+	// GridLog places 0 and S−1 log-spaced times from T·10⁻⁶ to T (LogGrid).
+	GridLog
+)
+
+func (g Grid) String() string {
+	switch g {
+	case GridDrops:
+		return "drops"
+	case GridLinear:
+		return "lin"
+	case GridLog:
+		return "log"
+	}
+	return fmt.Sprintf("Grid(%d)", int(g))
+}
+
+// Times returns the s output times of the grid on [0, T]. The drops grid
+// needs path, the loss at the accepted steps of a run to T (nil: the
+// linear grid).
+func (g Grid) Times(T float64, s int, path *LossPath) []float64 {
+	switch g {
+	case GridLog:
+		return LogGrid(T*1e-6, T, s-1)
+	case GridDrops:
+		if s >= 4 && path != nil {
+			return DropsGrid(T, s, *path)
+		}
+	}
+	return LinearGrid(T, s)
+}
+
+// Run integrates the flow from y0 (original basis) over [0, rs.T], or until
+// it converges when rs.T is 0, and returns it sampled at rs.Times or, when
+// Times is nil, at rs.Samples times of rs.Grid; a canceled or failed run
+// returns what it computed with the error.
+//
+// The drops grid, and any grid of a run until converged, are placed from
+// the run itself, so Run integrates once keeping the continuous extension
+// (DenseBytes) and the loss at the accepted steps, then samples the
+// extension (Sampling FromDense). A run that outgrows DenseBytes keeps
+// none, and Run integrates a second time, to the output times (AtTimes):
+// the same steps, so the same values bit for bit. A first pass that fails
+// returns up to Samples of its accepted steps (AtSteps).
+func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	if err := s.checkState(y0); err != nil {
+		return nil, err
+	}
+	if rs.Times != nil {
+		return s.pass(ctx, y0, rs)
+	}
+	if rs.Samples == 0 {
+		rs.Samples = DefaultSamples
+	}
+	if rs.Samples < 2 {
+		return nil, fmt.Errorf("flow: Samples = %d, want S ≥ 2 output times (0: %d)", rs.Samples, DefaultSamples)
+	}
+	if rs.Grid < GridDrops || rs.Grid > GridLog {
+		return nil, fmt.Errorf("flow: Grid = %v, want GridDrops, GridLinear or GridLog", rs.Grid)
+	}
+	if rs.T > 0 && rs.Grid != GridDrops {
+		// Placed in advance: reached in one pass, with no extension kept
+		// (DOP853's costs three evaluations a step).
+		rs.Times, rs.DenseBytes = rs.Grid.Times(rs.T, rs.Samples, nil), 0
+		return s.pass(ctx, y0, rs)
+	}
+	first, path, err := s.firstPass(ctx, y0, rs)
+	if first == nil || err != nil || first.Sampling == FromDense {
+		return first, err
+	}
+	// No continuous extension kept: integrate again, to the output times.
+	T := rs.T
+	if T == 0 {
+		T = first.FinalT
+	}
+	rs.Times, rs.DenseBytes = rs.Grid.Times(T, rs.Samples, path), 0
+	tr, err := s.pass(ctx, y0, rs)
+	if tr != nil {
+		stats := first.Stats
+		stats.Add(tr.Stats)
+		tr.Stats = stats
+	}
+	return tr, err
+}
+
+// firstPass integrates to rs.T, or until converged, keeping the continuous
+// extension and the loss path for the drops grid, and samples the grid on
+// the extension; without one it returns the run (its FinalT) and the path
+// for a second pass. A run that fails returns the samples a recorder kept
+// at its accepted steps.
+func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, *LossPath, error) {
+	l0 := s.Loss(y0)
+	rec := newRecorder(s, rs.Samples, y0, l0)
+	// The loss path keeps a step only when the loss has moved by pathTol
+	// since the last one kept: enough to place the drops grid, and bounded
+	// however long the plateaus are.
+	path := &LossPath{T: []float64{0}, Loss: []float64{l0}}
+	pathTol := 1e-6 * math.Abs(l0-s.MinLoss())
+	user := rs.Observer
+	rs.Observer = func(t float64, y []float64, loss float64) error {
+		rec.add(t, y, loss)
+		if math.Abs(loss-path.Loss[len(path.Loss)-1]) >= pathTol {
+			path.T, path.Loss = append(path.T, t), append(path.Loss, loss)
+		}
+		if user != nil {
+			return user(t, y, loss)
+		}
+		return nil
+	}
+	rs.Times = []float64{0}
+	if rs.DenseBytes == 0 {
+		rs.DenseBytes = DefaultDenseBytes
+	}
+	tr, err := s.pass(ctx, y0, rs)
+	if tr == nil {
+		return nil, nil, err
+	}
+	if last := len(path.T) - 1; path.T[last] != tr.FinalT {
+		path.T, path.Loss = append(path.T, tr.FinalT), append(path.Loss, tr.FinalLoss)
+	}
+	if err != nil {
+		rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
+		tr.Times, tr.Loss, tr.States, tr.Sampling = rec.t, rec.loss, rec.states, AtSteps
+		return tr, nil, err
+	}
+	if !tr.Dense() {
+		return tr, path, nil
+	}
+	T := rs.T
+	if T == 0 {
+		T = tr.FinalT
+	}
+	times := rs.Grid.Times(T, rs.Samples, path)
+	states, loss, err := tr.Sample(times)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr.Times, tr.Loss, tr.States, tr.Sampling = times, loss, states, FromDense
+	return tr, path, nil
+}
+
+// recorder keeps at most max samples of the accepted steps of a run whose
+// end is unknown: when full, it drops every other sample and records half
+// as often, so the samples stay spread over the whole run.
+type recorder struct {
+	s               *System
+	max, n          int
+	stride, count   int
+	t, loss, states []float64 // states in the original basis, row-major
+}
+
+func newRecorder(s *System, max int, y0 []float64, l0 float64) *recorder {
+	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
+	r.t = append(make([]float64, 0, max), 0)
+	r.loss = append(make([]float64, 0, max), l0)
+	r.states = append(make([]float64, 0, max*r.n), y0...)
+	return r
+}
+
+// add records the accepted step at t (state yEigen in eigen coordinates)
+// if it falls on the stride.
+func (r *recorder) add(t float64, yEigen []float64, loss float64) {
+	if r.count++; r.count%r.stride != 0 {
+		return
+	}
+	r.push(t, yEigen, loss)
+}
+
+// last records the end of the run, whatever the stride.
+func (r *recorder) last(t float64, yEigen []float64, loss float64) {
+	if r.t[len(r.t)-1] != t {
+		r.push(t, yEigen, loss)
+	}
+}
+
+func (r *recorder) push(t float64, yEigen []float64, loss float64) {
+	if len(r.t) == r.max {
+		k := 0
+		for i := 0; i < len(r.t); i += 2 {
+			r.t[k], r.loss[k] = r.t[i], r.loss[i]
+			copy(r.states[k*r.n:(k+1)*r.n], r.states[i*r.n:(i+1)*r.n])
+			k++
+		}
+		r.t, r.loss, r.states = r.t[:k], r.loss[:k], r.states[:k*r.n]
+		r.stride *= 2
+	}
+	r.t = append(r.t, t)
+	r.loss = append(r.loss, loss)
+	r.states = append(r.states, make([]float64, r.n)...)
+	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
+}

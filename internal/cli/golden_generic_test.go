@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package cli
+
+// goldenPlatform: without the amd64 kernels every product is plain loops.
+func goldenPlatform() string { return "generic" }

@@ -1,0 +1,17 @@
+//go:build amd64 && !purego
+
+package cli
+
+import "golang.org/x/sys/cpu"
+
+// goldenPlatform names the matrix kernels the flow uses here (see
+// flow/internal/gemm): their fused multiply–adds set the last bits.
+func goldenPlatform() string {
+	switch {
+	case cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return "amd64-avx512"
+	case cpu.X86.HasAVX2 && cpu.X86.HasFMA:
+		return "amd64-avx2"
+	}
+	return "generic"
+}

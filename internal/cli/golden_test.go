@@ -1,0 +1,349 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/output"
+)
+
+var goldenAll = flag.Bool("golden.all", false, "also run the slow golden cases (figures rank: 24 runs at D = 8)")
+
+// goldenCase is a command sequence of the README or docs/cli.md whose
+// every output is pinned bit for bit in testdata/golden/PLATFORM/NAME.txt:
+// the exit codes, stdout and stderr, each sidecar (wall time and version
+// masked), each .npz by its SHA-256 and each array's dtype, shape and the
+// SHA-256 of its data, and each figure by its SHA-256. In the arguments DIR
+// stands for a temporary directory.
+type goldenCase struct {
+	name  string
+	setup func(t *testing.T, dir string)
+	cmds  [][]string
+	slow  bool // only with -golden.all
+}
+
+var goldenCases = []goldenCase{
+	{name: "run", cmds: [][]string{
+		{"run", "-plot", "-o", "DIR/run.npz"},
+		{"run", "-spec", "DIR/run.json", "-o", "DIR/again.npz"},
+		{"plot", "DIR/run.npz", "-view", "pcr", "-o", "DIR/pcr.svg"},
+		{"plot", "DIR/run.npz", "-xscale", "lin", "-o", "DIR/lin.svg"},
+	}},
+	{name: "run_merged", cmds: [][]string{{"run", "-model", "merged", "-H", "8", "-o", "DIR/run.npz"}}},
+	{name: "run_power", cmds: [][]string{{"run", "-spectrum", "power:1", "-D", "8", "-H", "9", "-R", "2", "-winit", "5e-3", "-o", "DIR/run.npz"}}},
+	{name: "run_ntp", cmds: [][]string{{"run", "-ntp-max", "31", "-T", "50000", "-o", "DIR/run.npz"}}},
+	{name: "run_init", setup: writeGoldenWeights, cmds: [][]string{{"run", "-init", "DIR/weights.npz", "-o", "DIR/run.npz"}}},
+	{name: "run_merged_white", cmds: [][]string{
+		{"run", "-model", "merged", "-white", "1", "-D", "4", "-H", "8", "-balanced", "-plot=svg", "-o", "DIR/run.npz"},
+		{"run", "-model", "merged", "-white", "1", "-D", "4", "-H", "8", "-plot=svg", "-o", "DIR/unbalanced.npz"},
+	}},
+	{name: "run_grids", cmds: [][]string{
+		{"run", "-T", "20000", "-grid", "log", "-samples", "101", "-o", "DIR/log.npz"},
+		{"run", "-T", "20000", "-grid", "lin", "-samples", "101", "-o", "DIR/lin.npz"},
+		{"run", "-T", "20000", "-samples", "301", "-o", "DIR/drops.npz"},
+		{"run", "-samples", "3", "-o", "DIR/three.npz"},
+		{"run", "-method", "dop853", "-samples", "101", "-o", "DIR/dop853.npz"},
+		{"run", "-method", "rock4", "-samples", "101", "-o", "DIR/rock4.npz"},
+		{"run", "-method", "rodas5p", "-samples", "101", "-o", "DIR/rodas5p.npz"},
+	}},
+	{name: "reduced", cmds: [][]string{
+		{"reduced", "-plot=svg", "-o", "DIR/reduced.npz"},
+		{"reduced", "-model", "merged", "-white", "1", "-D", "4", "-N", "31", "-H", "8", "-balanced", "-plot=svg", "-o", "DIR/merged.npz"},
+		{"reduced", "-model", "merged", "-white", "1", "-D", "4", "-H", "8", "-o", "DIR/unbalanced.npz"},
+		{"reduced", "-R", "2", "-H", "2", "-o", "DIR/rank2.npz"},
+	}},
+	{name: "landscape", cmds: [][]string{
+		{"landscape", "-plot=svg", "-o", "DIR/landscape.npz"},
+		{"landscape", "-model", "merged", "-o", "DIR/merged.npz"},
+		{"landscape", "-R", "2", "-H", "2", "-o", "DIR/rank2.npz"},
+		{"landscape", "-stability=false", "-spectrum", "power:1", "-D", "6", "-o", "DIR/table.npz"},
+	}},
+	{name: "sweep", setup: writeGoldenSweeps, cmds: [][]string{
+		{"sweep", "-spec", "DIR/sweep.json", "-o", "DIR/sweep", "-j", "2", "-plot=svg"},
+		{"sweep", "-spec", "DIR/sweep.json", "-o", "DIR/sweep", "-j", "2"},
+		{"sweep", "-spec", "DIR/small.json", "-o", "DIR/shards", "-shard", "0/2"},
+		{"sweep", "-spec", "DIR/small.json", "-o", "DIR/shards", "-shard", "1/2"},
+		{"sweep", "-merge", "DIR/shards"},
+		{"plot", "DIR/sweep/index.npz", "-by", "R", "-panels", "-o", "DIR/panels.svg"},
+	}},
+	{name: "train", cmds: [][]string{
+		{"train", "-P", "2000", "-steps", "4000", "-samples", "201", "-plot=svg", "-o", "DIR/gd.npz"},
+		{"train", "-gd=false", "-P", "1000", "-steps", "2000", "-samples", "101", "-o", "DIR/flow.npz"},
+		{"train", "-batch", "100", "-P", "1000", "-steps", "500", "-samples", "51", "-grid", "lin", "-o", "DIR/sgd.npz"},
+	}},
+	{name: "figures", cmds: [][]string{
+		{"figures", "-o", "DIR/fig", "-data", "DIR/data", "-format", "svg", "merged", "separate", "reduced", "landscape", "pcr"},
+	}},
+	{name: "figures_rank", slow: true, cmds: [][]string{
+		{"figures", "-o", "DIR/fig", "-data", "DIR/data", "-dpi", "50", "rank"},
+	}},
+	{name: "help", cmds: [][]string{
+		{"help"}, {"run", "-h"}, {"train", "-h"}, {"reduced", "-h"}, {"landscape", "-h"},
+		{"sweep", "-h"}, {"plot", "-h"}, {"figures", "-h"},
+	}},
+	{name: "errors", cmds: [][]string{
+		{"run", "-spectrum", "power:1", "-D", "0", "-o", "DIR/x.npz"},
+		{"run", "-eigs", "1,-1", "-o", "DIR/x.npz"},
+		{"run", "-N", "3", "-nu", "0.5", "-o", "DIR/x.npz"},
+		{"run", "-samples", "1", "-o", "DIR/x.npz"},
+		{"run", "-method", "rk4", "-o", "DIR/x.npz"},
+		{"train", "-nu", "0.1", "-o", "DIR/x.npz"},
+		{"landscape", "-D", "30", "-spectrum", "power:1", "-o", "DIR/x.npz"},
+		{"reduced", "-align", "1", "-o", "DIR/x.npz"},
+		{"sweep", "-spec", "DIR/none.json"},
+		{"plot", "DIR/none.npz"},
+		{"frobnicate"},
+	}},
+}
+
+func writeGoldenWeights(t *testing.T, dir string) {
+	v := []float64{0.01, -0.02, 0.015, 0.005}
+	k, q := make([]float64, 16), make([]float64, 16)
+	for i := range k {
+		k[i], q[i] = 0.01*float64(i%5-2), 0.01*float64((3*i)%7-3)
+	}
+	err := export.SaveNPZ(filepath.Join(dir, "weights.npz"), []export.Array{
+		export.Floats("v", v, 4), export.Floats("K", k, 4, 1, 4), export.Floats("Q", q, 4, 1, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeGoldenSweeps(t *testing.T, dir string) {
+	for name, body := range map[string]string{
+		"sweep.json": `{"seed": [1, 2, 3, 4, 5, 6], "winit": [0.01, 0.001], "R": [1, 2], "samples": 1001}`,
+		"small.json": `{"seed": [1, 2, 3], "samples": 101}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestGolden runs the golden cases and compares their outputs with
+// testdata/golden/PLATFORM; go test -run Golden -update rewrites them. The
+// arithmetic of the flow's matrix products depends on the processor's
+// kernels (flow/internal/gemm), so each kernel set has its own files; on a
+// platform without them the cases run for their round trips alone
+// (checkRoundTrip).
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "golden", goldenPlatform())
+	_, err := os.Stat(dir)
+	compare := err == nil || *update
+	for _, gc := range goldenCases {
+		t.Run(gc.name, func(t *testing.T) {
+			t.Parallel()
+			if gc.slow && !*goldenAll {
+				t.Skip("slow: go test -run Golden -golden.all")
+			}
+			got := runGolden(t, gc)
+			path := filepath.Join(dir, gc.name+".txt")
+			if !compare {
+				return
+			}
+			if *update {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("outputs differ from %s (go test -run Golden -update rewrites it):\n%s", path, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// runGolden runs the commands of gc in a new directory and describes
+// everything they printed and wrote.
+func runGolden(t *testing.T, gc goldenCase) string {
+	dir := t.TempDir()
+	if gc.setup != nil {
+		gc.setup(t, dir)
+	}
+	inputs := map[string]bool{}
+	for _, f := range listFiles(t, dir) {
+		inputs[f] = true
+	}
+	var b strings.Builder
+	for _, args := range gc.cmds {
+		args = append([]string(nil), args...)
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], "DIR", dir)
+		}
+		code, stdout, stderr := runCLIContext(t, context.Background(), args...)
+		fmt.Fprintf(&b, "$ linattn %s\nexit %d\n", strings.Join(args, " "), code)
+		if stdout != "" {
+			fmt.Fprintf(&b, "--- stdout\n%s", stdout)
+		}
+		if stderr != "" {
+			fmt.Fprintf(&b, "--- stderr\n%s", stderr)
+		}
+	}
+	for _, f := range listFiles(t, dir) {
+		if !inputs[f] {
+			describeFile(t, &b, filepath.Join(dir, f), f)
+		}
+		if strings.HasSuffix(f, ".npz") && !inputs[f] {
+			checkRoundTrip(t, filepath.Join(dir, f))
+		}
+	}
+	return normalizeGolden(b.String(), dir)
+}
+
+// checkRoundTrip reads an output back through package output: Open knows
+// it, each array has the shape the sidecar records, the sidecar holds the
+// .npz's SHA-256 (Verify), and written again it gives the same bytes.
+func checkRoundTrip(t *testing.T, path string) {
+	f, err := output.Open(path)
+	if err != nil {
+		t.Errorf("output.Open: %v", err)
+		return
+	}
+	if f.Index != nil {
+		if len(f.Index.Rows) != f.Index.Runs && f.Index.Shard == "" {
+			t.Errorf("%s: %d rows of %d runs", path, len(f.Index.Rows), f.Index.Runs)
+		}
+		return
+	}
+	if _, _, err := output.Verify(path); err != nil {
+		t.Error(err)
+	}
+	shapes := f.Sidecar.Meta.Arrays
+	if len(shapes) != len(f.Names()) {
+		t.Errorf("%s: %d arrays, the sidecar lists %d", path, len(f.Names()), len(shapes))
+	}
+	for _, name := range f.Names() {
+		if _, err := f.Array(name, shapes[name]...); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	again, err := f.Sidecar.MarshalJSON()
+	if err != nil || string(again) != string(mustRead(t, output.SidecarPath(path))) {
+		t.Errorf("%s: the sidecar read and written again differs (%v)", path, err)
+	}
+}
+
+func listFiles(t *testing.T, dir string) []string {
+	var out []string
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// describeFile writes a sidecar or index in full, the arrays of a .npz by
+// dtype, shape and hash, and other files by their hash.
+func describeFile(t *testing.T, b *strings.Builder, path, rel string) {
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(content)
+	switch filepath.Ext(path) {
+	case ".json":
+		fmt.Fprintf(b, "--- file %s\n%s", rel, content)
+	case ".npz":
+		fmt.Fprintf(b, "--- file %s %x\n", rel, sum)
+		z, err := export.NewNPZReader(bytes.NewReader(content), int64(len(content)))
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		for _, name := range z.Names() {
+			a, err := z.Read(name)
+			if err != nil {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			fmt.Fprintf(b, "%s %s %v %s\n", name, a.Dtype(), a.Shape, arrayHash(a))
+		}
+	default:
+		fmt.Fprintf(b, "--- file %s %x\n", rel, sum)
+	}
+}
+
+// arrayHash is the SHA-256 of an array's values, little-endian (numpy's
+// a.tobytes()).
+func arrayHash(a export.Array) string {
+	h := sha256.New()
+	switch {
+	case a.Float != nil:
+		binary.Write(h, binary.LittleEndian, a.Float)
+	case a.Int != nil:
+		binary.Write(h, binary.LittleEndian, a.Int)
+	case a.BoolAt != nil:
+		for i := 0; i < a.Size(); i++ {
+			c := byte(0)
+			if a.BoolAt(i) {
+				c = 1
+			}
+			h.Write([]byte{c})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+var goldenMasks = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`"wall_seconds": [0-9.e+-]+`), `"wall_seconds": 0`},
+	{regexp.MustCompile(`"version": "[^"]*"`), `"version": "VERSION"`},
+	{regexp.MustCompile(`in [0-9.]+ (ms|s|µs)\n`), "in TIME\n"},
+	{regexp.MustCompile(`[0-9.]+ runs/s, ~[0-9]+ s left`), "RATE"},
+}
+
+// normalizeGolden replaces the directory, wall times and the version.
+func normalizeGolden(s, dir string) string {
+	s = strings.ReplaceAll(s, dir, "DIR")
+	for _, m := range goldenMasks {
+		s = m.re.ReplaceAllString(s, m.with)
+	}
+	return s
+}
+
+// lineDiff lists the first lines where want and got differ.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var out []string
+	for i := 0; i < max(len(w), len(g)) && len(out) < 40; i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			out = append(out, fmt.Sprintf("line %d:\n  want %s\n  got  %s", i+1, a, b))
+		}
+	}
+	return strings.Join(out, "\n")
+}

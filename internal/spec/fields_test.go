@@ -1,0 +1,190 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/linattn/linattn/output"
+)
+
+// allGroups are the groups of every command.
+var allGroups = []output.Group{output.GroupSolver, output.GroupLandscape, output.GroupReduced, output.GroupTrain}
+
+// parseFlags sets the fields of a spec from name, text pairs, as flags do.
+func parseFlags(t *testing.T, kv ...string) *output.Spec {
+	t.Helper()
+	s := &output.Spec{}
+	for i := 0; i < len(kv); i += 2 {
+		if err := s.SetText(kv[i], kv[i+1]); err != nil {
+			t.Fatalf("-%s %s: %v", kv[i], kv[i+1], err)
+		}
+	}
+	return s
+}
+
+// TestFieldDefaults: the empty spec resolves, for the commands that read
+// each field, to the default its usage states (the paper's D = 4 example);
+// the fields that are alternatives of a default stay unset. Each field of
+// output.Fields is listed.
+func TestFieldDefaults(t *testing.T) {
+	t.Parallel()
+	want := map[string]string{
+		"model": "separate", "D": "4", "eigs": "0.4,0.3,0.2,0.1", "spectrum": "", "white": "", "eigvecs": "random:1",
+		"N": "31", "nu": "", "ntp-max": "", "H": "4", "R": "1", "winit": "0.01", "seed": "3", "init": "", "balanced": "",
+		"tau": "1", "T": "0", "tol": "1e-06", "samples": "2001", "grid": "drops", "method": "auto", "rtol": "1e-08",
+		"atol": "1e-12", "stability": "true", "align": "0.99", "points": "2000", "P": "10000", "lr": "0.5",
+		"steps": "40000", "batch": "0", "attention": "linear", "layer": "full", "icl": "1", "test": "1000",
+		"path": "auto", "gd": "true", "data-seed": "3",
+	}
+	job, err := resolve(&output.Spec{}, 1e12, allGroups...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range output.Fields {
+		w, ok := want[f.Name]
+		if !ok {
+			t.Errorf("field %s has no default in this test", f.Name)
+			continue
+		}
+		if got := job.Spec.Text(f.Name); got != w {
+			t.Errorf("-%s resolves to %q, want %q", f.Name, got, w)
+		}
+		if !strings.Contains(f.Usage, "(default") && w != "" && f.Name != "D" {
+			t.Errorf("-%s: the usage states no default: %q", f.Name, f.Usage)
+		}
+	}
+	// The merged model: -balanced defaults to false, R has no meaning.
+	job, err = resolve(parseFlags(t, "model", "merged", "R", "2"), 1e12, output.GroupSolver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Spec.Text("balanced") != "false" || job.Spec.Given("R") || job.Spec.R != 0 {
+		t.Errorf("merged: balanced %q, R given %v (%d)", job.Spec.Text("balanced"), job.Spec.Given("R"), job.Spec.R)
+	}
+	// A final time: -tol is dropped; -spectrum and -white take -D.
+	job, err = resolve(parseFlags(t, "T", "100", "tol", "0.5", "white", "2", "D", "3"), 1e12, output.GroupSolver)
+	if err != nil || job.Spec.Given("tol") || job.Data.Lambda()[2] != 2 || job.Spec.H != 3 {
+		t.Errorf("T given: %v, tol given %v, λ %v", err, job.Spec.Given("tol"), job.Data.Lambda())
+	}
+}
+
+// TestFieldRanges: a value out of a field's range is refused with one
+// message that names the flag (and the allowed range); each field of
+// output.Fields with a range is listed, and the values at the edges of the
+// range are accepted.
+func TestFieldRanges(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"model", "softmax"}, `-model = "softmax", want separate or merged`},
+		{[]string{"D", "0", "spectrum", "power:1"}, "-D = 0, want D ≥ 1"},
+		{[]string{"D", "3"}, "-D = 3 but -eigs has 4 values"},
+		{[]string{"spectrum", "power:1"}, "-D is needed with -spectrum and -white"},
+		{[]string{"eigs", "0.4,0"}, "-eigs: entry 2 is 0, want a finite eigenvalue > 0"},
+		{[]string{"spectrum", "power:-1", "D", "3"}, `-spectrum = "power:-1", want power:ALPHA with a finite ALPHA ≥ 0`},
+		{[]string{"white", "0", "D", "3"}, "-white = 0, want a finite C > 0"},
+		{[]string{"eigvecs", "random:x"}, `-eigvecs = "random:x", want random:SEED`},
+		{[]string{"eigvecs", "rotation"}, `-eigvecs = "rotation", want identity, random, random:SEED or a FILE.npy`},
+		{[]string{"N", "0"}, "-N = 0, want a context length N ≥ 1"},
+		{[]string{"nu", "0"}, "-nu = 0, want ν = E[1/N] in (0, 1]"},
+		{[]string{"ntp-max", "0"}, "-ntp-max = 0, want 1 ≤ Nmax ≤ 16777216"},
+		{[]string{"H", "0"}, "-H = 0, want H ≥ 1 heads"},
+		{[]string{"R", "5"}, "-R = 5, want 1 ≤ R ≤ D = 4"},
+		{[]string{"winit", "-1"}, "-winit = -1, want a finite scale > 0"},
+		{[]string{"init", ""}, "-init is empty"},
+		{[]string{"balanced", "true"}, "-balanced is for the merged model's random start"},
+		{[]string{"tau", "0"}, "-tau = 0, want a finite time constant τ > 0"},
+		{[]string{"T", "-1"}, "-T = -1, want a finite final time ≥ 0"},
+		{[]string{"tol", "1"}, "-tol = 1, want a relative tolerance in (0, 1)"},
+		{[]string{"samples", "1"}, "-samples = 1, want S ≥ 2 output times"},
+		{[]string{"grid", "cubic"}, `-grid = "cubic", want drops, lin or log`},
+		{[]string{"method", "rk4"}, `-method = "rk4", want auto, rock4, rodas5p, radau5, dop853, dp5 or tsit5`},
+		{[]string{"rtol", "1"}, "-rtol = 1, want a relative tolerance in (0, 1)"},
+		{[]string{"atol", "-1"}, "-atol = -1, want a finite absolute tolerance ≥ 0"},
+		{[]string{"D", "11", "spectrum", "power:1"}, "-D = 11: the stability of all 2^D fixed points needs D ≤ 10"},
+		{[]string{"D", "25", "spectrum", "power:1", "stability", "false"}, "-D = 25: the separate model's landscape has 2^D fixed points; want D ≤ 24"},
+		{[]string{"align", "0"}, "-align = 0, want an alignment in (0, 1)"},
+		{[]string{"points", "1"}, "-points = 1, want ≥ 2 comparison times per drop"},
+		{[]string{"P", "0"}, "-P = 0, want P ≥ 1 training sequences"},
+		{[]string{"lr", "0"}, "-lr = 0, want a finite learning rate η > 0"},
+		{[]string{"lr", "1e308", "steps", "10"}, "the final time 2·η·τ·steps is not finite"},
+		{[]string{"steps", "0"}, "-steps = 0, want ≥ 1 steps"},
+		{[]string{"batch", "10001"}, "-batch = 10001, want 0 (full batch) or a minibatch size in [1, P = 10000]"},
+		{[]string{"attention", "relu"}, `-attention = "relu", want linear or softmax`},
+		{[]string{"layer", "half"}, `-layer = "half", want full or reduced`},
+		{[]string{"icl", "1.5"}, "-icl = 1.5, want a fraction c in [0, 1]"},
+		{[]string{"test", "-1"}, "-test = -1, want ≥ 0 test sequences"},
+		{[]string{"path", "fast"}, `-path = "fast", want auto, direct, moments or columns`},
+		{[]string{"path", "moments", "attention", "softmax"}, "-path moments is exact for linear attention only"},
+		{[]string{"gd", "false", "batch", "10"}, "-gd=false integrates the flow of the full training loss"},
+		{[]string{"nu", "0.1"}, "-nu: train draws sequences"},
+	} {
+		_, err := resolve(parseFlags(t, tc.flags...), 1e12, allGroups...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: err = %v, want %q", tc.flags, err, tc.want)
+		}
+	}
+	// Values at the edges of the ranges are accepted.
+	for _, flags := range [][]string{
+		{"nu", "1"}, {"R", "4"}, {"T", "0"}, {"atol", "0"}, {"samples", "2"}, {"points", "2"}, {"icl", "0"},
+		{"test", "0"}, {"batch", "10000"}, {"ntp-max", "1"}, {"spectrum", "power:0", "D", "10"},
+	} {
+		groups := allGroups
+		if flags[0] == "nu" {
+			groups = groups[:3] // train refuses -nu
+		}
+		if _, err := resolve(parseFlags(t, flags...), 1e12, groups...); err != nil {
+			t.Errorf("%v: %v", flags, err)
+		}
+	}
+}
+
+// TestFieldText: a flag's text that is not of the field's type is refused
+// by the field's parser, naming what it wants; each kind of field is
+// listed.
+func TestFieldText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, text, want string }{
+		{"D", "3.5", `"3.5" is not an integer`},
+		{"seed", "-3", `"-3" is not an integer in [0, 2^64)`},
+		{"data-seed", "x", `"x" is not an integer in [0, 2^64)`},
+		{"tau", "fast", `"fast" is not a number`},
+		{"eigs", "0.4,x", `entry 2 "x" is not a number`},
+		{"stability", "maybe", `"maybe" is not true or false`},
+	} {
+		if err := (&output.Spec{}).SetText(tc.name, tc.text); err == nil || err.Error() != tc.want {
+			t.Errorf("-%s %s: err = %v, want %q", tc.name, tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestFieldAlternatives: fields that exclude each other are refused
+// together, naming both, and a flag given over a spec file replaces the
+// file's field together with the fields it excludes.
+func TestFieldAlternatives(t *testing.T) {
+	t.Parallel()
+	values := map[string]string{"eigs": "0.3,0.2", "spectrum": "power:1", "white": "2", "N": "10", "nu": "0.1",
+		"ntp-max": "7", "winit": "0.02", "seed": "5", "init": "a.npz", "balanced": "true"}
+	pairs := 0
+	for _, f := range output.Fields {
+		for _, a := range f.Alternatives {
+			s := parseFlags(t, f.Name, values[f.Name], a, values[a])
+			err := CheckFlags(s)
+			lo, hi := min(f.Name, a), max(f.Name, a)
+			if want := "-" + lo + " and -" + hi + " exclude each other"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("-%s with -%s: err = %v, want %q", f.Name, a, err, want)
+			}
+			base := parseFlags(t, a, values[a])
+			base.Override(parseFlags(t, f.Name, values[f.Name]))
+			if base.Given(a) || !base.Given(f.Name) || base.Text(f.Name) != values[f.Name] {
+				t.Errorf("-%s over a spec with %s: %s given %v, %s = %q", f.Name, a, a, base.Given(a), f.Name, base.Text(f.Name))
+			}
+			pairs++
+		}
+	}
+	if pairs != 18 { // both ways: eigs, spectrum, white; N, nu, ntp-max; init with winit, seed, balanced
+		t.Errorf("%d ordered pairs of alternatives, want 18", pairs)
+	}
+}

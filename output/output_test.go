@@ -1,0 +1,248 @@
+package output_test
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/output"
+)
+
+func testSpec(t *testing.T) *output.Spec {
+	t.Helper()
+	sp, err := output.Parse([]byte(`{"model": "separate", "D": 2, "eigs": [0.5, 0.25], "H": 2, "R": 1, "seed": 7, "grid": "lin", "stability": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// TestWriteOpen: an output written with Write reads back through Open as
+// it was: every array with its type and shape, the spec, and the meta Write
+// completes (name, SHA-256, shapes), which Verify checks against the .npz.
+func TestWriteOpen(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "x.npz")
+	arrays := []export.Array{
+		export.Floats(output.Times, []float64{0, 1, 2}, 3),
+		export.Ints(output.TransitionM, []int64{1, 2}, 2),
+		export.Bools(output.OnPath, []bool{true, false, true, true}, 2, 2),
+	}
+	side := &output.Sidecar{Spec: testSpec(t), Meta: output.Meta{Program: output.Program, Command: "run", Complete: true, Status: "converged"}}
+	if err := side.Meta.SetResult(output.RunResult{L0: 1, FinalLoss: 0.5, Samples: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := output.Write(path, arrays, side); err != nil {
+		t.Fatal(err)
+	}
+	f, err := output.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Command() != "run" || !slices.Equal(f.Names(), []string{output.Times, output.TransitionM, output.OnPath}) {
+		t.Errorf("command %q, arrays %v", f.Command(), f.Names())
+	}
+	ts, _, err1 := f.Floats(output.Times, 3)
+	ms, _, err2 := f.Ints(output.TransitionM, -1)
+	on, err3 := f.Bools(output.OnPath, 2, 2)
+	if err1 != nil || err2 != nil || err3 != nil || !slices.Equal(ts, []float64{0, 1, 2}) || !slices.Equal(ms, []int64{1, 2}) || !slices.Equal(on, []bool{true, false, true, true}) {
+		t.Errorf("arrays read back: %v %v %v (%v, %v, %v)", ts, ms, on, err1, err2, err3)
+	}
+	if _, _, err := f.Floats(output.Times, 4); err == nil || !strings.Contains(err.Error(), "has shape [3], want (4)") {
+		t.Errorf("wrong shape: %v", err)
+	}
+	if _, _, err := f.Floats(output.Loss, -1); err == nil || !strings.Contains(err.Error(), `has no array "loss"`) {
+		t.Errorf("missing array: %v", err)
+	}
+	m := f.Sidecar.Meta
+	var res output.RunResult
+	if m.Output != "x.npz" || len(m.OutputSHA256) != 64 || !slices.Equal(m.Arrays[output.OnPath], []int{2, 2}) ||
+		m.DecodeResult(&res) != nil || res.FinalLoss != 0.5 || f.Sidecar.Spec.Seed != 7 || f.Sidecar.Spec.Grid != "lin" {
+		t.Errorf("sidecar read back: %+v, result %+v, spec %+v", m, res, f.Sidecar.Spec)
+	}
+	if _, _, err := output.Verify(path); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(path, append(mustRead(t, path), 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := output.Verify(path); err == nil {
+		t.Error("Verify accepts an .npz that is not the one its sidecar describes")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestWriteFails: an array that cannot be written leaves neither file, and
+// the previous output untouched.
+func TestWriteFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.npz")
+	side := &output.Sidecar{Spec: testSpec(t), Meta: output.Meta{Program: output.Program, Command: "run"}}
+	if err := output.Write(path, []export.Array{export.Floats(output.Loss, []float64{1}, 1)}, side); err != nil {
+		t.Fatal(err)
+	}
+	before, beforeSide := mustRead(t, path), mustRead(t, output.SidecarPath(path))
+	err := output.Write(path, []export.Array{export.Floats(output.Loss, []float64{math.NaN()}, 1)}, side)
+	if err == nil {
+		t.Fatal("NaN written")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 || string(mustRead(t, path)) != string(before) || string(mustRead(t, output.SidecarPath(path))) != string(beforeSide) {
+		t.Errorf("a failed write left %d files or changed the previous ones", len(entries))
+	}
+}
+
+// TestOpenRefuses: what is not an output of linattn is refused, saying why.
+func TestOpenRefuses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bare := filepath.Join(dir, "bare.npz")
+	if err := export.SaveNPZ(bare, []export.Array{export.Floats("x", []float64{1}, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.npz")
+	if err := export.SaveNPZ(other, []export.Array{export.Floats("x", []float64{1}, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(output.SidecarPath(other), []byte(`{"meta": {"program": "numpy"}}`), 0o644)
+	for path, want := range map[string]string{
+		filepath.Join(dir, "x.txt"):  "want a FILE.npz",
+		filepath.Join(dir, "no.npz"): "no such file",
+		bare:                         "has no sidecar",
+		other:                        "is not that of a linattn output",
+	} {
+		if _, err := output.Open(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", filepath.Base(path), err, want)
+		}
+	}
+}
+
+// TestSpecForms: every field's value survives its text form (flags) and
+// its JSON form (spec files, sidecars), in the order of Fields; the JSON
+// form refuses unknown, null and mistyped fields and alternatives given
+// together.
+func TestSpecForms(t *testing.T) {
+	t.Parallel()
+	text := map[string]string{"string": "merged", "int": "5", "uint": "18446744073709551615", "float": "0.125", "list": "0.5,0.25", "bool": "true"}
+	s := &output.Spec{}
+	for _, f := range output.Fields {
+		if slices.Contains([]string{"spectrum", "white", "nu", "ntp-max", "init"}, f.Name) {
+			continue // alternatives of eigs, N and winit
+		}
+		if err := s.SetText(f.Name, text[f.Kind()]); err != nil {
+			t.Fatalf("-%s %s: %v", f.Name, text[f.Kind()], err)
+		}
+		if got := s.Text(f.Name); got != text[f.Kind()] {
+			t.Errorf("-%s: text %q, want %q", f.Name, got, text[f.Kind()])
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := output.Parse(b)
+	if err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if b2, _ := json.Marshal(again); string(b2) != string(b) || !strings.HasPrefix(string(b), `{"model":"merged","D":5,"eigs":[0.5,0.25],"eigvecs":"merged"`) {
+		t.Errorf("JSON form does not round-trip:\n%s\n%s", b, b2)
+	}
+	for _, bad := range []string{`{"bogus": 1}`, `{"N": null}`, `{"N": 3.5}`, `{"seed": -1}`, `{"N": 3, "nu": 0.5}`, `[1]`, `null`, `{"N": 3} {}`} {
+		if _, err := output.Parse([]byte(bad)); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// TestRunFile: the in-memory output of a run holds the arrays linattn run
+// writes and a sidecar that describes the model and the problem.
+func TestRunFile(t *testing.T) {
+	t.Parallel()
+	data, err := flow.NewData([]float64{0.5, 0.25}, nil, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := flow.NewSystem(data, flow.Model{Kind: flow.Merged, H: 2, Tau: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y0, _ := s.Init(0.1, 1)
+	tr, err := s.Run(context.Background(), y0, flow.RunSettings{T: 50, Samples: 11, Grid: flow.GridLinear})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := output.RunFile(s, tr)
+	want := output.RunArrays(s, tr)
+	if f.Command() != "run" || len(f.Names()) != len(want) || f.Sidecar.Spec.Model != "merged" || f.Sidecar.Spec.Given("R") ||
+		f.Sidecar.Meta.Status != "reached T" || f.Sidecar.Meta.Problem.Nu != 0.1 {
+		t.Errorf("command %q, %d arrays, spec %+v, meta %+v", f.Command(), len(f.Names()), f.Sidecar.Spec, f.Sidecar.Meta)
+	}
+	for _, a := range want {
+		got, err := f.Array(a.Name, a.Shape...)
+		if err != nil || !slices.Equal(got.Float, a.Float) || !slices.Equal(got.Int, a.Int) {
+			t.Errorf("%s: %v", a.Name, err)
+		}
+	}
+}
+
+// TestSweepIndex: the runs of a sweep are the Cartesian product of its
+// lists, the last field varying fastest; the shards' indexes merge into
+// the index of the whole sweep, byte for byte.
+func TestSweepIndex(t *testing.T) {
+	t.Parallel()
+	sw, err := output.ParseSweep([]byte(`{"seed": [1, 2, 3], "R": [1, 2], "model": "separate"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.Len() != 6 || !slices.Equal(sw.Swept, []string{"R", "seed"}) || string(sw.Values(1)["seed"]) != "2" || string(sw.Values(3)["R"]) != "2" {
+		t.Fatalf("%d runs over %v: run 1 %s, run 3 %s", sw.Len(), sw.Swept, sw.Values(1), sw.Values(3))
+	}
+	row := func(i int) output.IndexRow {
+		loss := 0.5 / float64(i+1)
+		return output.IndexRow{Run: i, File: "run-" + string(rune('0'+i)) + ".npz", Params: sw.Values(i), Status: "complete",
+			FinalLoss: &loss, Transitions: []float64{float64(i)}, TransitionM: []int{1}}
+	}
+	whole, shards := t.TempDir(), t.TempDir()
+	var all []output.IndexRow
+	for i := 0; i < sw.Len(); i++ {
+		all = append(all, row(i))
+	}
+	if err := output.WriteIndex(whole, "index", output.NewIndex(sw, all)); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 2; k++ {
+		var rows []output.IndexRow
+		for i := k; i < sw.Len(); i += 2 {
+			rows = append(rows, row(i))
+		}
+		idx := output.NewIndex(sw, rows)
+		idx.Shard = []string{"0/2", "1/2"}[k]
+		if err := output.WriteIndex(shards, []string{"index.shard-0-of-2", "index.shard-1-of-2"}[k], idx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := output.MergeIndexes(shards, []string{shards}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"index.json", "index.npz"} {
+		if string(mustRead(t, filepath.Join(whole, name))) != string(mustRead(t, filepath.Join(shards, name))) {
+			t.Errorf("%s: merged shards differ from the whole sweep", name)
+		}
+	}
+}

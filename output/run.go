@@ -1,0 +1,88 @@
+package output
+
+import (
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
+	"gonum.org/v1/gonum/mat"
+)
+
+// RunArrays lays out the run tr of s as linattn run writes it (out/run.npz):
+// Times, Loss, Values, then Keys, Queries and KeyAlignment (separate model)
+// or KeyQuery (merged), Map, the task (DataArrays), Transitions and
+// TransitionM. tr.States holds s's states in the original basis, row-major.
+func RunArrays(s *flow.System, tr *flow.Trajectory) []export.Array {
+	nt, n := len(tr.Times), s.Len()
+	d, h, r := s.Dim(), s.Model.H, s.Model.R
+	hrd := h * r * d
+	v := make([]float64, 0, nt*h)
+	mOrig := make([]float64, nt*d*d)
+	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
+	if s.Model.Kind == flow.Merged {
+		u = make([]float64, 0, nt*(n-h))
+	} else {
+		k, q, ka = make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd)
+	}
+	ye := make([]float64, n)
+	for i := 0; i < nt; i++ {
+		y := tr.States[i*n : (i+1)*n]
+		v = append(v, y[:h]...)
+		s.ToEigen(ye, y) // once per sample, for M and the alignment
+		s.MapOfEigenTo(mOrig[i*d*d:(i+1)*d*d], ye)
+		if s.Model.Kind == flow.Merged {
+			u = append(u, y[h:]...)
+			continue
+		}
+		k = append(k, y[h:h+hrd]...)
+		q = append(q, y[h+hrd:]...)
+		keys, _ := s.AlignmentEigen(ye)
+		ka = append(ka, keys...)
+	}
+	ms := make([]int64, len(tr.Transitions))
+	ts := make([]float64, len(tr.Transitions))
+	for i, tn := range tr.Transitions {
+		ms[i], ts[i] = int64(tn.M), tn.T
+	}
+	arrays := []export.Array{
+		export.Floats(Times, tr.Times, nt),
+		export.Floats(Loss, tr.Loss, nt),
+		export.Floats(Values, v, nt, h),
+	}
+	if s.Model.Kind == flow.Merged {
+		arrays = append(arrays, export.Floats(KeyQuery, u, nt, h, d, d))
+	} else {
+		arrays = append(arrays,
+			export.Floats(Keys, k, nt, h, r, d),
+			export.Floats(Queries, q, nt, h, r, d),
+			export.Floats(KeyAlignment, ka, nt, h, r, d))
+	}
+	arrays = append(arrays, export.Floats(Map, mOrig, nt, d, d))
+	arrays = append(arrays, DataArrays(s.Data)...)
+	return append(arrays,
+		export.Floats(Transitions, ts, len(ts)),
+		export.Ints(TransitionM, ms, len(ms)))
+}
+
+// DataArrays are the arrays that describe the task, in every output but a
+// sweep's index: Covariance (D, D), Eigvals (D), Eigvecs (D, D) with
+// column d the eigenvector e_d, and Plateaus (D+1) = L(M_m).
+func DataArrays(data *flow.Data) []export.Array {
+	d := data.Dim()
+	return []export.Array{
+		export.Floats(Covariance, rowMajor(data.Covariance()), d, d),
+		export.Floats(Eigvals, data.Lambda(), d),
+		export.Floats(Eigvecs, rowMajor(data.Vecs()), d, d),
+		export.Floats(Plateaus, data.PlateauLevels(), d+1),
+	}
+}
+
+// rowMajor returns m's elements in C order.
+func rowMajor(m mat.Matrix) []float64 {
+	r, c := m.Dims()
+	out := make([]float64, 0, r*c)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			out = append(out, m.At(i, j))
+		}
+	}
+	return out
+}

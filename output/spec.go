@@ -1,0 +1,497 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The specification of a job, as a sidecar holds it: the problem (data,
+// model, initialization) and how it was solved, one name per field that is
+// also the command-line flag (with a dash) and the JSON key.
+//
+// A Spec records which fields were given. Sources are layered: a JSON spec
+// file, then the command-line flags, each given field replacing the one
+// below it together with its alternatives (-N, -nu and -ntp-max exclude
+// each other, as do -eigs, -spectrum and -white, and -init with -winit and
+// -seed). The linattn command fills every default in and validates; the
+// resolved spec, written back as JSON, is itself a spec that repeats the job
+// exactly.
+
+// Spec is a job specification. Zero values mean "not given" only through
+// Given; in a sidecar every field the command read is given.
+type Spec struct {
+	Model    string
+	D        int
+	Eigs     []float64
+	Spectrum string
+	White    float64
+	Eigvecs  string
+	N        int
+	Nu       float64
+	NTPMax   int
+	H        int
+	R        int
+	WInit    float64
+	Seed     uint64
+	Init     string
+	Balanced bool
+	Tau      float64
+
+	T       float64
+	Tol     float64
+	Samples int
+	Grid    string
+	Method  string
+	RTol    float64
+	ATol    float64
+
+	Stability bool
+
+	Align  float64
+	Points int
+
+	P         int
+	LR        float64
+	Steps     int
+	Batch     int
+	Attention string
+	ICL       float64
+	Test      int
+	Path      string
+	Layer     string
+	GD        bool
+	DataSeed  uint64
+
+	given map[string]bool
+}
+
+// Group says which commands read a field.
+type Group int
+
+const (
+	GroupProblem   Group = iota // data, model and initialization: every command
+	GroupSolver                 // integration: run and reduced
+	GroupLandscape              // landscape only
+	GroupReduced                // reduced only
+	GroupTrain                  // train only
+)
+
+// Field describes one field of Spec.
+type Field struct {
+	Name  string // flag name without the dash, and JSON key
+	Group Group
+	Usage string // for -h: meaning, default and allowed range
+	// Alternatives are the fields this one excludes.
+	Alternatives []string
+	// Also lists other groups that read the field.
+	Also []Group
+	ptr  func(*Spec) any
+}
+
+// ReadBy reports whether a command reading groups reads the field.
+func (f *Field) ReadBy(groups []Group) bool {
+	for _, g := range groups {
+		if g == f.Group || slices.Contains(f.Also, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// Fields lists every field, in the order of -h and of the JSON output.
+var Fields = []Field{
+	{Name: "model", Usage: "attention model: separate (ATTN_S, rank-R keys and queries) or merged (ATTN_M) (default separate)",
+		ptr: func(s *Spec) any { return &s.Model }},
+	{Name: "D", Usage: "token dimension D ≥ 1, for -spectrum and -white; with -eigs it must equal their number (default: the number of -eigs)",
+		ptr: func(s *Spec) any { return &s.D }},
+	{Name: "eigs", Usage: "eigenvalues of Λ, comma-separated, each finite and > 0; sorted decreasing (default 0.4,0.3,0.2,0.1, the paper's example)",
+		Alternatives: []string{"spectrum", "white"}, ptr: func(s *Spec) any { return &s.Eigs }},
+	{Name: "spectrum", Usage: "power:ALPHA: λ_d ∝ d^-ALPHA with ALPHA ≥ 0 and trace 1, with -D",
+		Alternatives: []string{"eigs", "white"}, ptr: func(s *Spec) any { return &s.Spectrum }},
+	{Name: "white", Usage: "C > 0: white covariance Λ = C·I, with -D",
+		Alternatives: []string{"eigs", "spectrum"}, ptr: func(s *Spec) any { return &s.White }},
+	{Name: "eigvecs", Usage: "eigenvectors of Λ: identity, random (Haar, seed 1), random:SEED, or FILE.npy holding a D×D orthonormal matrix whose columns are the eigenvectors of -eigs in order (default random:1)",
+		ptr: func(s *Spec) any { return &s.Eigvecs }},
+	{Name: "N", Usage: "context length N ≥ 1, ν = 1/N (default 31)",
+		Alternatives: []string{"nu", "ntp-max"}, ptr: func(s *Spec) any { return &s.N }},
+	{Name: "nu", Usage: "ν = E[1/N] in (0, 1] directly, for a distribution of context lengths",
+		Alternatives: []string{"N", "ntp-max"}, ptr: func(s *Spec) any { return &s.Nu }},
+	{Name: "ntp-max", Usage: "Nmax ≥ 1: next-token loss over context lengths 1..Nmax, ν = H_Nmax/Nmax",
+		Alternatives: []string{"N", "nu"}, ptr: func(s *Spec) any { return &s.NTPMax }},
+	{Name: "H", Usage: "number of heads H ≥ 1 (default D)",
+		ptr: func(s *Spec) any { return &s.H }},
+	{Name: "R", Usage: "rank of each head's key and query, 1 ≤ R ≤ D, separate model only (default 1)",
+		ptr: func(s *Spec) any { return &s.R }},
+	{Name: "winit", Usage: "initialization scale w_init > 0 of the paper's random initialization (default 0.01)",
+		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.WInit }},
+	{Name: "seed", Usage: "seed of the random initialization, an integer in [0, 2^64) (default 3)",
+		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Seed }},
+	{Name: "init", Usage: "FILE.npz with the initial weights in the original coordinates: v (H,) and K, Q (H, R, D) for separate, U (H, D, D) for merged",
+		Alternatives: []string{"winit", "seed", "balanced"}, ptr: func(s *Spec) any { return &s.Init }},
+	{Name: "balanced", Usage: "merged model: start balanced and aligned, U_i = v_i I/√D with the paper's random v (w_init, seed), the start from which the white-Λ closed form is exact (default false)",
+		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Balanced }},
+	{Name: "tau", Usage: "time constant τ > 0 of the flow; gradient descent with learning rate η follows it with t/τ = 2η·steps (default 1)",
+		ptr: func(s *Spec) any { return &s.Tau }},
+
+	{Name: "T", Group: GroupSolver, Usage: "final time ≥ 0; 0 runs until converged, see -tol (default 0)",
+		ptr: func(s *Spec) any { return &s.T }},
+	{Name: "tol", Group: GroupSolver, Usage: "with -T 0, stop when L − L_min ≤ tol·(L(0) − L_min), tol in (0, 1) (default 1e-6)",
+		ptr: func(s *Spec) any { return &s.Tol }},
+	{Name: "samples", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "number S ≥ 2 of output times (default 2001)",
+		ptr: func(s *Spec) any { return &s.Samples }},
+	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/2⌋ points equally spaced in time from 0 to T, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
+		ptr: func(s *Spec) any { return &s.Grid }},
+	{Name: "method", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5 (default auto)",
+		ptr: func(s *Spec) any { return &s.Method }},
+	{Name: "rtol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "relative tolerance in (0, 1) (default 1e-8; 1e-10 for dop853, dp5, tsit5)",
+		ptr: func(s *Spec) any { return &s.RTol }},
+	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for dop853, dp5, tsit5)",
+		ptr: func(s *Spec) any { return &s.ATol }},
+
+	{Name: "stability", Group: GroupLandscape, Usage: "analyze the stability of every fixed point (separate model: D ≤ 10) (default true)",
+		ptr: func(s *Spec) any { return &s.Stability }},
+
+	{Name: "align", Group: GroupReduced, Usage: "key and query alignment in (0, 1) from which the 1-D ansatz is taken to hold (default 0.99)",
+		ptr: func(s *Spec) any { return &s.Align }},
+	{Name: "points", Group: GroupReduced, Usage: "comparison times per drop, ≥ 2 (default 2000)",
+		ptr: func(s *Spec) any { return &s.Points }},
+
+	{Name: "P", Group: GroupTrain, Usage: "number of training sequences P ≥ 1 (default 10000)",
+		ptr: func(s *Spec) any { return &s.P }},
+	{Name: "lr", Group: GroupTrain, Usage: "learning rate η > 0; a step advances t/τ by 2η (default 0.5)",
+		ptr: func(s *Spec) any { return &s.LR }},
+	{Name: "steps", Group: GroupTrain, Usage: "gradient-descent steps ≥ 1; with -gd=false the flow runs to t/τ = 2η·steps (default 40000)",
+		ptr: func(s *Spec) any { return &s.Steps }},
+	{Name: "batch", Group: GroupTrain, Usage: "minibatch size of SGD in [1, P], or 0 for full-batch gradient descent (default 0)",
+		ptr: func(s *Spec) any { return &s.Batch }},
+	{Name: "attention", Group: GroupTrain, Usage: "linear (weights s/N) or softmax (over the context and query columns, ρ = 1) (default linear)",
+		ptr: func(s *Spec) any { return &s.Attention }},
+	{Name: "layer", Group: GroupTrain, Usage: "full (every block of the layer that enters ŷ trained) or reduced (the paper's reduction: only v and U, or v, K and Q) (default full)",
+		ptr: func(s *Spec) any { return &s.Layer }},
+	{Name: "icl", Group: GroupTrain, Usage: "fraction c in [0, 1] of training sequences with a random task vector; the others use one fixed w₀ (default 1)",
+		ptr: func(s *Spec) any { return &s.ICL }},
+	{Name: "test", Group: GroupTrain, Usage: "sequences in each test set (in-context, in-weight), ≥ 0 (default 1000)",
+		ptr: func(s *Spec) any { return &s.Test }},
+	{Name: "path", Group: GroupTrain, Usage: "auto (moments where exact, else direct), direct (sequence by sequence), moments (the exact fast path: linear attention, full batch) or columns (the layer column by column) (default auto)",
+		ptr: func(s *Spec) any { return &s.Path }},
+	{Name: "gd", Group: GroupTrain, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch) (default true)",
+		ptr: func(s *Spec) any { return &s.GD }},
+	{Name: "data-seed", Group: GroupTrain, Usage: "seed of the data (sequences, w₀, minibatches), an integer in [0, 2^64) (default: -seed, or 3 with -init)",
+		ptr: func(s *Spec) any { return &s.DataSeed }},
+}
+
+// Lookup returns the field called name.
+func Lookup(name string) (*Field, bool) {
+	for i := range Fields {
+		if Fields[i].Name == name {
+			return &Fields[i], true
+		}
+	}
+	return nil, false
+}
+
+// Given reports whether the field called name was given.
+func (s *Spec) Given(name string) bool { return s.given[name] }
+
+// Clone returns a deep copy of s.
+func (s *Spec) Clone() *Spec {
+	c := *s
+	c.Eigs = append([]float64(nil), s.Eigs...)
+	c.given = make(map[string]bool, len(s.given))
+	for k, v := range s.given {
+		c.given[k] = v
+	}
+	return &c
+}
+
+// Mark marks the field called name as given.
+func (s *Spec) Mark(name string) {
+	if s.given == nil {
+		s.given = map[string]bool{}
+	}
+	s.given[name] = true
+}
+
+// Clear sets the field called name to its zero value, not given.
+func (s *Spec) Clear(name string) {
+	delete(s.given, name)
+	f, _ := Lookup(name)
+	zero(f.ptr(s))
+}
+
+func zero(p any) {
+	switch p := p.(type) {
+	case *string:
+		*p = ""
+	case *int:
+		*p = 0
+	case *uint64:
+		*p = 0
+	case *float64:
+		*p = 0
+	case *bool:
+		*p = false
+	case *[]float64:
+		*p = nil
+	}
+}
+
+// CheckAlternatives rejects a source that gives two fields excluding each
+// other, naming them with prefix ("-" for flags).
+func (s *Spec) CheckAlternatives(prefix string) error {
+	for _, f := range Fields {
+		if !s.given[f.Name] {
+			continue
+		}
+		for _, a := range f.Alternatives {
+			if s.given[a] && f.Name < a {
+				return fmt.Errorf("%s%s and %s%s exclude each other; give one", prefix, f.Name, prefix, a)
+			}
+		}
+	}
+	return nil
+}
+
+// Override lays o over s: every field given in o replaces s's, and clears
+// the fields it excludes.
+func (s *Spec) Override(o *Spec) {
+	for _, f := range Fields {
+		if !o.given[f.Name] {
+			continue
+		}
+		for _, a := range f.Alternatives {
+			if s.given[a] {
+				s.Clear(a)
+			}
+		}
+		setFrom(f.ptr(s), f.ptr(o))
+		s.Mark(f.Name)
+	}
+}
+
+func setFrom(dst, src any) {
+	switch d := dst.(type) {
+	case *string:
+		*d = *src.(*string)
+	case *int:
+		*d = *src.(*int)
+	case *uint64:
+		*d = *src.(*uint64)
+	case *float64:
+		*d = *src.(*float64)
+	case *bool:
+		*d = *src.(*bool)
+	case *[]float64:
+		*d = append([]float64(nil), *src.(*[]float64)...)
+	}
+}
+
+// Parse decodes a JSON spec: an object whose keys are field names. Values
+// have the field's type; unknown keys are errors.
+func Parse(data []byte) (*Spec, error) {
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	if obj == nil {
+		return nil, errors.New("spec: want a JSON object of fields, got null")
+	}
+	if dec.More() {
+		return nil, errors.New("spec: trailing data after the JSON object")
+	}
+	s := &Spec{}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == MetaKey {
+			continue
+		}
+		f, ok := Lookup(k)
+		if !ok {
+			return nil, fmt.Errorf("spec: unknown field %q (known: %s)", k, strings.Join(Names(), ", "))
+		}
+		raw := obj[k]
+		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			return nil, fmt.Errorf("spec: field %q is null; leave it out for its default", k)
+		}
+		if err := json.Unmarshal(raw, f.ptr(s)); err != nil {
+			return nil, fmt.Errorf("spec: field %q: want %s, got %s", k, typeName(f.ptr(s)), raw)
+		}
+		s.Mark(k)
+	}
+	if err := s.CheckAlternatives(""); err != nil {
+		return nil, fmt.Errorf("spec: %w", err)
+	}
+	return s, nil
+}
+
+// Names returns the field names in order.
+func Names() []string {
+	out := make([]string, len(Fields))
+	for i, f := range Fields {
+		out[i] = f.Name
+	}
+	return out
+}
+
+func typeName(p any) string {
+	switch p.(type) {
+	case *string:
+		return "a string"
+	case *int:
+		return "an integer"
+	case *uint64:
+		return "a non-negative integer"
+	case *float64:
+		return "a number"
+	case *bool:
+		return "true or false"
+	case *[]float64:
+		return "a list of numbers"
+	}
+	return "?"
+}
+
+// MarshalJSON writes the given fields in the order of Fields.
+func (s *Spec) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	first := true
+	for _, f := range Fields {
+		if !s.given[f.Name] {
+			continue
+		}
+		b, err := json.Marshal(f.ptr(s))
+		if err != nil {
+			return nil, fmt.Errorf("spec: field %q: %w", f.Name, err)
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		k, _ := json.Marshal(f.Name)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(b)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// Text returns the value of the field called name as a command line
+// writes it, or "" when it was not given.
+func (s *Spec) Text(name string) string {
+	f, ok := Lookup(name)
+	if !ok || !s.given[name] {
+		return ""
+	}
+	switch p := f.ptr(s).(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *uint64:
+		return strconv.FormatUint(*p, 10)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *[]float64:
+		s := make([]string, len(*p))
+		for i, x := range *p {
+			s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		}
+		return strings.Join(s, ",")
+	}
+	return ""
+}
+
+// SetText parses the value of the field called name as a command line
+// gives it (a list comma-separated) and marks the field given.
+func (s *Spec) SetText(name, text string) error {
+	f, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("no field %q", name)
+	}
+	text = strings.TrimSpace(text)
+	switch p := f.ptr(s).(type) {
+	case *string:
+		*p = text
+	case *int:
+		x, err := strconv.Atoi(text)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", text)
+		}
+		*p = x
+	case *uint64:
+		x, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer in [0, 2^64)", text)
+		}
+		*p = x
+	case *float64:
+		x, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", text)
+		}
+		*p = x
+	case *bool:
+		x, err := strconv.ParseBool(text)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", text)
+		}
+		*p = x
+	case *[]float64:
+		var xs []float64
+		for i, f := range strings.Split(text, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return fmt.Errorf("entry %d %q is not a number", i+1, f)
+			}
+			xs = append(xs, x)
+		}
+		*p = xs
+	}
+	s.Mark(name)
+	return nil
+}
+
+// Kind names the type of the field's values: string, int, uint, float,
+// list (of floats) or bool.
+func (f *Field) Kind() string {
+	switch f.ptr(&Spec{}).(type) {
+	case *string:
+		return "string"
+	case *int:
+		return "int"
+	case *uint64:
+		return "uint"
+	case *float64:
+		return "float"
+	case *[]float64:
+		return "list"
+	}
+	return "bool"
+}
+
+// Rebase makes the relative paths of the -init and -eigvecs files relative
+// to dir, the directory of the spec file that gave them.
+func (s *Spec) Rebase(dir string) {
+	if s.given["init"] && s.Init != "" && !filepath.IsAbs(s.Init) {
+		s.Init = filepath.Join(dir, s.Init)
+	}
+	if s.given["eigvecs"] && strings.HasSuffix(s.Eigvecs, ".npy") && !filepath.IsAbs(s.Eigvecs) {
+		s.Eigvecs = filepath.Join(dir, s.Eigvecs)
+	}
+}
