@@ -1,9 +1,12 @@
 package flow
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/linattn/linattn/ode"
 )
 
 // lawCase is a model under a task law: c = ICL, K fixed tasks.
@@ -244,5 +247,159 @@ func TestLawMinLoss(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// icliwlSystem is the paper's in-context against in-weight setting
+// (appendix supp:icl-iwl: merged, D = 4, Λ = I/4, N = 31, H = 8) with the
+// full layer and a fraction c of in-context sequences.
+func icliwlSystem(t testing.TB, c float64, k int) *System {
+	t.Helper()
+	data, err := NewData(White(4, 0.25), nil, 1)
+	if err == nil {
+		data, err = data.WithLengths(Lengths{N: 31})
+	}
+	if err == nil {
+		data, err = data.WithTasks(Tasks{ICL: c, Fixed: FixedTasks(4, k, 3)})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newSys(t, data, Model{Kind: Merged, H: 8, Tau: 1, Layer: FullLayer})
+}
+
+// TestRunFullLayerInContext: with every task in-context and zero extra
+// blocks, Run of the full layer is the reduced layer's run bit for bit
+// (it integrates the reduced flow, the extra blocks' gradient being
+// exactly zero), and the full layer's own right-hand side, integrated as
+// it is, follows the same trajectory to the integration tolerance, its
+// extra blocks exactly zero all along.
+func TestRunFullLayerInContext(t *testing.T) {
+	for _, kind := range []Kind{Merged, Separate} {
+		tc := lawCase{lam: []float64{0.4, 0.3, 0.2, 0.1}, n: 31, icl: 1, k: 1, m: Model{Kind: kind, H: 4, R: 1, Tau: 1}}
+		if kind == Merged {
+			tc.m.R = 0
+		}
+		data := lawData(t, tc, 1)
+		red := newSys(t, data, tc.m)
+		tc.m.Layer = FullLayer
+		full := newSys(t, data, tc.m)
+		y0, _ := red.Init(0.01, 3)
+		yf, _ := full.Init(0.01, 3)
+		a, err := red.Run(context.Background(), y0, RunSettings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := full.Run(context.Background(), yf, RunSettings{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nr, nf := red.Len(), full.Len()
+		for i, l := range a.Loss {
+			if b.Loss[i] != l || b.Times[i] != a.Times[i] {
+				t.Fatalf("%v: sample %d: (%g, %.17g) reduced, (%g, %.17g) full", kind, i, a.Times[i], l, b.Times[i], b.Loss[i])
+			}
+			for j, x := range b.States[i*nf : (i+1)*nf] {
+				if (j < nr && x != a.States[i*nr+j]) || (j >= nr && x != 0) {
+					t.Fatalf("%v: sample %d: state %d is %g", kind, i, j, x)
+				}
+			}
+		}
+		if len(b.Transitions) != len(a.Transitions) || b.Transitions[0].T != a.Transitions[0].T {
+			t.Errorf("%v: drops %v (full), %v (reduced)", kind, b.Transitions, a.Transitions)
+		}
+		// The full layer's right-hand side as it is.
+		times := LinearGrid(30000, 301)
+		res, err := ode.Solve(context.Background(), ode.Problem{Func: full.Func(), T1: 30000, Y0: full.ToEigen(nil, yf)},
+			ode.Settings{Method: ode.DOP853, RTol: 1e-11, ATol: 1e-15, MaxSteps: 10_000_000, TEval: times})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := red.Run(context.Background(), y0, RunSettings{T: 30000, Times: times, Method: ode.DOP853, RTol: 1e-11, ATol: 1e-15})
+		worst := 0.0
+		for i := range times {
+			y := res.YEval[i*nf : (i+1)*nf]
+			worst = max(worst, math.Abs(full.LossEigen(y)-ref.Loss[i])/ref.Loss[i])
+			for j, x := range y[nr:] {
+				if x != 0 {
+					t.Fatalf("%v: t = %g: extra block %d is %g, want exactly 0", kind, times[i], j, x)
+				}
+			}
+		}
+		if worst > 1e-7 {
+			t.Errorf("%v: the full layer's own flow differs from the reduced one by %.3g relative", kind, worst)
+		}
+		t.Logf("%v: the full layer's own flow follows the reduced one to %.2g relative", kind, worst)
+	}
+}
+
+// TestRunUnderTaskLaw: a run under fixed tasks (c = 0.5, K = 1) reads
+// its drops off the run. It has two (in-context and in-weight learning
+// together at t ≈ 42, then a late drop at t ≈ 1860; docs/math.md), at the
+// same times whether they are located by bisection on the kept continuous
+// extension or as events of a second pass, and at the plateau levels and
+// times a fine log grid of the loss gives.
+func TestRunUnderTaskLaw(t *testing.T) {
+	s := icliwlSystem(t, 0.5, 1)
+	y0, _ := s.Init(2e-5, 3)
+	dense, err := s.Run(context.Background(), y0, RunSettings{TestLosses: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoPass, err := s.Run(context.Background(), y0, RunSettings{DenseBytes: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dense.Status != Converged || dense.Sampling != FromDense || twoPass.Sampling != AtTimes {
+		t.Fatalf("status %v, samplings %v and %v", dense.Status, dense.Sampling, twoPass.Sampling)
+	}
+	if len(dense.Transitions) != 2 || len(twoPass.Transitions) != 2 || len(dense.Plateaus) != 3 {
+		t.Fatalf("drops %v and %v, plateaus %v: want 2 drops between 3 plateaus", dense.Transitions, twoPass.Transitions, dense.Plateaus)
+	}
+	fine, _ := s.Run(context.Background(), y0, RunSettings{T: dense.FinalT, Times: LogGrid(1e-2, dense.FinalT, 20000)})
+	plateaus, drops := FindDrops(fine.Times, fine.Loss)
+	for i, tn := range dense.Transitions {
+		if d := math.Abs(tn.T - twoPass.Transitions[i].T); d > 1e-9*tn.T {
+			t.Errorf("drop %d at %.15g (bisection), %.15g (events)", tn.M, tn.T, twoPass.Transitions[i].T)
+		}
+		if d := math.Abs(tn.T - drops[i].T); d > 1e-3*tn.T {
+			t.Errorf("drop %d at %.6g, on a fine grid %.6g", tn.M, tn.T, drops[i].T)
+		}
+		if tn.State == nil {
+			t.Errorf("drop %d has no state", tn.M)
+		}
+	}
+	for i, l := range dense.Plateaus {
+		if math.Abs(l-plateaus[i]) > 1e-4*l {
+			t.Errorf("plateau %d at %.8g, on a fine grid %.8g", i, l, plateaus[i])
+		}
+	}
+	if dense.Transitions[0].T > 100 || dense.Transitions[1].T < 1000 {
+		t.Errorf("drops at %g and %g, want one before t = 100 and one after 1000", dense.Transitions[0].T, dense.Transitions[1].T)
+	}
+	// The in-weight test loss falls in the first drop, as the layer
+	// memorizes w₀; training on half in-context sequences, its in-context
+	// test loss ends within a few percent of the training loss.
+	last := len(dense.Times) - 1
+	if dense.TestIWL[0] != 1 && math.Abs(dense.TestIWL[0]-1) > 1e-3 {
+		t.Errorf("in-weight test loss at t = 0: %g, want ≈ 1", dense.TestIWL[0])
+	}
+	if dense.TestICL[last] > 1.6*dense.Loss[last] {
+		t.Errorf("final in-context test loss %g against training loss %g", dense.TestICL[last], dense.Loss[last])
+	}
+}
+
+// TestTestLossesInContext: trained purely in context (c = 1), the
+// in-context test set is the training population, so its loss is the
+// training loss.
+func TestTestLossesInContext(t *testing.T) {
+	s := icliwlSystem(t, 1, 1)
+	y := randomState(s, 0.4, 7)
+	icl, iwl := s.TestLosses(y)
+	if l := s.Loss(y); math.Abs(icl-l) > 1e-13*l {
+		t.Errorf("in-context test loss %.17g, training loss %.17g", icl, l)
+	}
+	if math.IsNaN(iwl) || iwl <= 0 {
+		t.Errorf("in-weight test loss %g", iwl)
 	}
 }

@@ -93,6 +93,9 @@ type RunSettings struct {
 	// keeps none. A run outgrowing the bound keeps none. The Trajectory
 	// holds what was kept, for Sample.
 	DenseBytes int
+	// TestLosses computes the exact test losses at the output times
+	// (Trajectory.TestICL, TestIWL).
+	TestLosses bool
 	// Observer, if not nil, is called at every accepted step with the time,
 	// the state in eigen coordinates (System.FromEigen converts; valid only
 	// during the call) and the loss there. An error stops the run (Status
@@ -185,8 +188,22 @@ type Trajectory struct {
 	// Stats counts the work of every pass.
 	Stats ode.Stats
 
+	// Plateaus are the plateau levels the run passed through, read off it:
+	// ObservedPlateaus of the samples for in-context data, FindDrops of
+	// the accepted steps under another task law.
+	Plateaus []float64
+
+	// TestICL and TestIWL are the exact in-context and in-weight test
+	// losses at Times (RunSettings.TestLosses; System.TestLosses).
+	TestICL, TestIWL []float64
+
 	sys   *System
 	dense *ode.Solution // eigen coordinates; nil unless kept
+	path  *LossPath     // the loss at the accepted steps
+	// pad zero entries follow each state of the integrated system: the
+	// full layer's extra blocks when Run integrated its reduced flow
+	// (System.Run, "The reduction is exact in context").
+	pad int
 }
 
 // Dense reports whether the run kept its continuous extension
@@ -201,21 +218,26 @@ func (tr *Trajectory) Sample(times []float64) (states, loss []float64, err error
 	if tr.dense == nil {
 		return nil, nil, fmt.Errorf("flow: Trajectory.Sample: the run kept no dense output (RunSettings.DenseBytes)")
 	}
-	n := tr.sys.n
-	states, loss = make([]float64, len(times)*n), make([]float64, len(times))
+	n, stride := tr.sys.n, tr.sys.n+tr.pad
+	states, loss = make([]float64, len(times)*stride), make([]float64, len(times))
 	ye := make([]float64, n)
 	for i, t := range times {
 		if _, err := tr.dense.At(ye, t); err != nil {
 			return nil, nil, fmt.Errorf("flow: Trajectory.Sample: %w", err)
 		}
 		loss[i] = tr.sys.LossEigen(ye)
-		tr.sys.FromEigen(states[i*n:(i+1)*n], ye)
+		tr.sys.FromEigen(states[i*stride:i*stride+n], ye)
 	}
 	return states, loss, nil
 }
 
-// levels returns the half-way levels whose crossings Run records.
+// levels returns the half-way levels whose crossings Run records: those
+// of the plateau levels L(M_m) for in-context data, none under another
+// task law, whose drops are read off the run (findDrops).
 func (s *System) levels() []Transition {
+	if !s.Data.InContext() {
+		return nil
+	}
 	pl := s.Data.PlateauLevels()
 	d := s.Data.Dim()
 	if s.Model.Kind == Merged {
@@ -229,8 +251,11 @@ func (s *System) levels() []Transition {
 }
 
 // pass integrates the flow from y0 (original basis) once, over [0, rs.T] or
-// until it converges when rs.T is 0, reaching rs.Times (not nil).
-func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+// until it converges when rs.T is 0, reaching rs.Times (not nil), and
+// records the first falling crossing of each of levels. It keeps the loss
+// path of the accepted steps (Trajectory.path); under a task law with no
+// levels given it reads the drops off it (findDrops).
+func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels []Transition) (*Trajectory, error) {
 	untilConverged := rs.T == 0
 	if untilConverged {
 		if err := s.convergenceSettings(y0, &rs); err != nil {
@@ -256,10 +281,14 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings) (*Traje
 		maxSteps = DefaultMaxSteps
 	}
 	lossAt := ode.CacheByTime(s.LossEigen)
-	levels := s.levels()
-	var observer func(*ode.Step) error
-	if rs.Observer != nil {
-		observer = func(st *ode.Step) error { return rs.Observer(st.T1, st.Y1, lossAt(st.T1, st.Y1)) }
+	path := newPathRecorder(s, y0)
+	observer := func(st *ode.Step) error {
+		loss := lossAt(st.T1, st.Y1)
+		path.add(st.T1, loss)
+		if rs.Observer != nil {
+			return rs.Observer(st.T1, st.Y1, loss)
+		}
+		return nil
 	}
 	// The analytic Jacobian serves Rodas5P, alone or inside an Auto method;
 	// the other methods never call it.
@@ -284,6 +313,10 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings) (*Traje
 		return nil, err
 	}
 	tr := s.newTrajectory(res, levels)
+	tr.path = path.end(tr.FinalT, tr.FinalLoss)
+	if levels == nil && !s.Data.InContext() {
+		s.findDrops(tr)
+	}
 	switch {
 	case err != nil:
 		tr.Status = Failed
@@ -318,6 +351,9 @@ func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
 	}
 	if !(tol > 0 && tol < 1) {
 		return fmt.Errorf("flow: Tol = %g, want a relative tolerance in (0, 1)", rs.Tol)
+	}
+	if math.IsNaN(s.MinLoss()) {
+		return errors.New("flow: the least loss of an expressivity-limited reduced layer (R·H < D) under fixed tasks is not known, so a run cannot stop at it; give a final time T")
 	}
 	gap := s.Loss(y0) - s.MinLoss()
 	if !(gap > 0) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 )
 
 // DefaultSamples is the number of output times of Run without Times (and
@@ -70,12 +71,27 @@ func (g Grid) Times(T float64, s int, path *LossPath) []float64 {
 // none, and Run integrates a second time, to the output times (AtTimes):
 // the same steps, so the same values bit for bit. A first pass that fails
 // returns up to Samples of its accepted steps (AtSteps).
+//
+// Under a task law with fixed tasks the drops are read off the run
+// (FindDrops) and located on the continuous extension, or as events of
+// the second pass. The full layer on in-context data from zero extra
+// blocks is integrated as the reduced flow, which it is exactly (its extra
+// blocks get zero gradient): the reduced layer's run bit for bit, with
+// zero extra blocks in its states.
 func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
 	if err := s.checkState(y0); err != nil {
 		return nil, err
 	}
+	if red := s.reducedFor(y0); red != nil {
+		return s.runReduced(ctx, red, y0, rs)
+	}
+	return s.run(ctx, y0, rs)
+}
+
+func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
 	if rs.Times != nil {
-		return s.pass(ctx, y0, rs)
+		tr, err := s.pass(ctx, y0, rs, s.levels())
+		return s.finish(tr, err, rs)
 	}
 	if rs.Samples == 0 {
 		rs.Samples = DefaultSamples
@@ -90,46 +106,68 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		// Placed in advance: reached in one pass, with no extension kept
 		// (DOP853's costs three evaluations a step).
 		rs.Times, rs.DenseBytes = rs.Grid.Times(rs.T, rs.Samples, nil), 0
-		return s.pass(ctx, y0, rs)
+		tr, err := s.pass(ctx, y0, rs, s.levels())
+		return s.finish(tr, err, rs)
 	}
-	first, path, err := s.firstPass(ctx, y0, rs)
+	first, err := s.firstPass(ctx, y0, rs)
 	if first == nil || err != nil || first.Sampling == FromDense {
-		return first, err
+		return s.finish(first, err, rs)
 	}
-	// No continuous extension kept: integrate again, to the output times.
+	// No continuous extension kept: integrate again, to the output times,
+	// locating the drops the first pass found (under a task law) exactly.
 	T := rs.T
 	if T == 0 {
 		T = first.FinalT
 	}
-	rs.Times, rs.DenseBytes = rs.Grid.Times(T, rs.Samples, path), 0
-	tr, err := s.pass(ctx, y0, rs)
+	levels := s.levels()
+	if levels == nil {
+		levels = make([]Transition, 0, len(first.Transitions))
+		for _, tn := range first.Transitions {
+			levels = append(levels, Transition{M: tn.M, Level: tn.Level})
+		}
+	}
+	rs.Times, rs.DenseBytes = rs.Grid.Times(T, rs.Samples, first.path), 0
+	tr, err := s.pass(ctx, y0, rs, levels)
 	if tr != nil {
 		stats := first.Stats
 		stats.Add(tr.Stats)
 		tr.Stats = stats
+		if !s.Data.InContext() {
+			tr.Plateaus = first.Plateaus
+		}
+	}
+	return s.finish(tr, err, rs)
+}
+
+// finish completes a Trajectory on its samples: the observed plateaus of
+// in-context data, and the test losses when asked for.
+func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory, error) {
+	if tr == nil {
+		return nil, err
+	}
+	if s.Data.InContext() {
+		tr.Plateaus = ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
+	}
+	if rs.TestLosses {
+		n := s.n
+		tr.TestICL, tr.TestIWL = make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
+		for i := range tr.Times {
+			tr.TestICL[i], tr.TestIWL[i] = s.TestLosses(tr.States[i*n : (i+1)*n])
+		}
 	}
 	return tr, err
 }
 
 // firstPass integrates to rs.T, or until converged, keeping the continuous
 // extension and the loss path for the drops grid, and samples the grid on
-// the extension; without one it returns the run (its FinalT) and the path
-// for a second pass. A run that fails returns the samples a recorder kept
-// at its accepted steps.
-func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, *LossPath, error) {
-	l0 := s.Loss(y0)
-	rec := newRecorder(s, rs.Samples, y0, l0)
-	// The loss path keeps a step only when the loss has moved by pathTol
-	// since the last one kept: enough to place the drops grid, and bounded
-	// however long the plateaus are.
-	path := &LossPath{T: []float64{0}, Loss: []float64{l0}}
-	pathTol := 1e-6 * math.Abs(l0-s.MinLoss())
+// the extension; without one it returns the run (its FinalT and path) for
+// a second pass. A run that fails returns the samples a recorder kept at
+// its accepted steps.
+func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	rec := newRecorder(s, rs.Samples, y0, s.Loss(y0))
 	user := rs.Observer
 	rs.Observer = func(t float64, y []float64, loss float64) error {
 		rec.add(t, y, loss)
-		if math.Abs(loss-path.Loss[len(path.Loss)-1]) >= pathTol {
-			path.T, path.Loss = append(path.T, t), append(path.Loss, loss)
-		}
 		if user != nil {
 			return user(t, y, loss)
 		}
@@ -139,32 +177,93 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	if rs.DenseBytes == 0 {
 		rs.DenseBytes = DefaultDenseBytes
 	}
-	tr, err := s.pass(ctx, y0, rs)
+	tr, err := s.pass(ctx, y0, rs, s.levels())
 	if tr == nil {
-		return nil, nil, err
-	}
-	if last := len(path.T) - 1; path.T[last] != tr.FinalT {
-		path.T, path.Loss = append(path.T, tr.FinalT), append(path.Loss, tr.FinalLoss)
+		return nil, err
 	}
 	if err != nil {
 		rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
 		tr.Times, tr.Loss, tr.States, tr.Sampling = rec.t, rec.loss, rec.states, AtSteps
-		return tr, nil, err
+		return tr, err
 	}
 	if !tr.Dense() {
-		return tr, path, nil
+		return tr, nil
 	}
 	T := rs.T
 	if T == 0 {
 		T = tr.FinalT
 	}
-	times := rs.Grid.Times(T, rs.Samples, path)
+	times := rs.Grid.Times(T, rs.Samples, tr.path)
 	states, loss, err := tr.Sample(times)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tr.Times, tr.Loss, tr.States, tr.Sampling = times, loss, states, FromDense
-	return tr, path, nil
+	return tr, nil
+}
+
+// pathRecorder keeps the loss at the accepted steps of a pass, a step only
+// when the loss has moved by tol = 10⁻⁶·|L(0) − L_min| since the last one
+// kept: enough to place the drops grid and read the drops off, and bounded
+// however long the plateaus are.
+type pathRecorder struct {
+	path LossPath
+	tol  float64
+}
+
+func newPathRecorder(s *System, y0 []float64) *pathRecorder {
+	l0 := s.Loss(y0)
+	gap := l0 - s.MinLoss()
+	if math.IsNaN(gap) { // the least loss is not known
+		gap = l0
+	}
+	return &pathRecorder{path: LossPath{T: []float64{0}, Loss: []float64{l0}}, tol: 1e-6 * math.Abs(gap)}
+}
+
+func (p *pathRecorder) add(t, loss float64) {
+	if math.Abs(loss-p.path.Loss[len(p.path.Loss)-1]) >= p.tol {
+		p.path.T, p.path.Loss = append(p.path.T, t), append(p.path.Loss, loss)
+	}
+}
+
+// end records the end of the pass and returns the path.
+func (p *pathRecorder) end(t, loss float64) *LossPath {
+	if last := len(p.path.T) - 1; p.path.T[last] != t {
+		p.path.T, p.path.Loss = append(p.path.T, t), append(p.path.Loss, loss)
+	}
+	return &p.path
+}
+
+// findDrops reads the plateaus and drops off the loss path of a run under
+// a task law (FindDrops) and, when the run kept its continuous extension,
+// locates each crossing on it by bisection, with the state there.
+func (s *System) findDrops(tr *Trajectory) {
+	p := tr.path
+	tr.Plateaus, tr.Transitions = FindDrops(p.T, p.Loss)
+	if tr.dense == nil {
+		return
+	}
+	ye := make([]float64, s.n)
+	lossAt := func(t float64) float64 {
+		tr.dense.At(ye, t)
+		return s.LossEigen(ye)
+	}
+	for i := range tr.Transitions {
+		tn := &tr.Transitions[i]
+		k := sort.SearchFloat64s(p.T, tn.T) // p.T[k-1] < T ≤ p.T[k]
+		lo, hi := p.T[max(k-1, 0)], p.T[min(k, len(p.T)-1)]
+		for j := 0; j < 200 && hi-lo > 4*(math.Nextafter(hi, math.Inf(1))-hi); j++ {
+			mid := lo + 0.5*(hi-lo)
+			if lossAt(mid) > tn.Level {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		tn.T = hi
+		tr.dense.At(ye, hi)
+		tn.State = s.FromEigen(nil, ye)
+	}
 }
 
 // recorder keeps at most max samples of the accepted steps of a run whose
