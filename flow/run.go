@@ -449,3 +449,20 @@ func (s *System) newTrajectory(res *ode.Result, levels []Transition) *Trajectory
 	}
 	return tr
 }
+
+// NewTrajectory returns an empty Trajectory that keeps the continuous
+// extension dense of a solve in its own coordinates (nil: none), for
+// another gradient flow described by the same fields (package train's
+// finite-data flow); At evaluates it.
+func NewTrajectory(dense *ode.Solution) *Trajectory { return &Trajectory{dense: dense} }
+
+// At writes the state at time t of the kept continuous extension into
+// dst, in the coordinates of the solve (eigen coordinates for a System's
+// run: Sample converts).
+func (tr *Trajectory) At(dst []float64, t float64) error {
+	if tr.dense == nil {
+		return fmt.Errorf("flow: Trajectory.At: the run kept no dense output")
+	}
+	_, err := tr.dense.At(dst, t)
+	return err
+}

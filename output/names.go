@@ -17,7 +17,7 @@ const (
 	Queries      = "Q"             // (S, H, R, D) queries (separate model)
 	KeyQuery     = "U"             // (S, H, D, D) merged key–query matrices (merged model)
 	KeyAlignment = "key_alignment" // (S, H, R, D) |⟨k, e_d⟩|/‖k‖ of each key with each eigenvector (separate)
-	Map          = "M"             // (S, D, D) the effective map: ŷ = βᵀ M x_q
+	Map          = "M"             // (S, D, D) the effective map: ŷ = βᵀ M x_q (full layer: the part of ŷ through β)
 	Transitions  = "transitions"   // (k,) observed drop times t_m (a sweep index: (runs, D), padded with −1)
 	TransitionM  = "transition_m"  // (k,) int: the m of each drop
 	// LossClosedForm is the merged model's closed-form loss with white Λ
@@ -36,15 +36,25 @@ const (
 	Plateaus   = "plateaus" // (D+1,) the plateau levels L(M_m), m = 0..D
 )
 
+// Arrays of a run of the full layer or under fixed tasks (linattn run
+// -layer full, -icl C < 1), and of a training run.
+const (
+	ValueX   = "v_x"      // (S, H, D) the token part of each head's value row (-layer full)
+	LabelKQ  = "u_y"      // (S, H, D) the label row of each W^KQ's first D columns (merged, -layer full)
+	KeyLabel = "k_y"      // (S, H, R) each key's label entry (separate, -layer full)
+	TestICL  = "test_icl" // (S,) the in-context test loss (run: exact; train: on -test sequences)
+	TestIWL  = "test_iwl" // (S,) the in-weight test loss (likewise)
+	Tasks    = "w0"       // (K, D) the fixed task vectors, original basis
+)
+
 // Arrays of a training run (linattn train) besides those of a run.
 const (
 	Step     = "step"      // (S,) int: the gradient-descent step of each sample (not with -gd=false)
-	ValueX   = "v_x"       // (S, H, D) the token part of each head's value row (-layer full)
-	LabelKQ  = "u_y"       // (S, H, D) the label row of each W^KQ's first D columns (merged, -layer full)
-	KeyLabel = "k_y"       // (S, H, R) each key's label entry (separate, -layer full)
-	TestICL  = "test_icl"  // (S,) the in-context test loss
-	TestIWL  = "test_iwl"  // (S,) the in-weight test loss
 	FlowLoss = "flow_loss" // (S,) the population flow's loss from the same weights at the same times
+	// FlowTestICL and FlowTestIWL are the population flow's exact test
+	// losses at the same times (-layer full or -icl < 1).
+	FlowTestICL = "flow_test_icl" // (S,)
+	FlowTestIWL = "flow_test_iwl" // (S,)
 	// Compare has one row per plateau m = 0..D, columns CompareColumns.
 	Compare = "compare" // (D+1, 6)
 )

@@ -1,6 +1,8 @@
 package output
 
 import (
+	"slices"
+
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"gonum.org/v1/gonum/mat"
@@ -9,16 +11,21 @@ import (
 // RunArrays lays out the run tr of s as linattn run writes it (out/run.npz):
 // Times, Loss, Values, then Keys, Queries and KeyAlignment (separate model)
 // or KeyQuery (merged), Map, the task (DataArrays), Transitions and
-// TransitionM. tr.States holds s's states in the original basis, row-major.
+// TransitionM; then the full layer's extra blocks (ExtraArrays), the test
+// losses when the run computed them, and the fixed tasks (Tasks) when they
+// entered. Under a task law with fixed tasks Plateaus holds the plateaus
+// read off the run (flow.Trajectory.Plateaus), not the in-context
+// L(M_m). tr.States holds s's states in the original basis, row-major.
 func RunArrays(s *flow.System, tr *flow.Trajectory) []export.Array {
 	nt, n := len(tr.Times), s.Len()
 	d, h, r := s.Dim(), s.Model.H, s.Model.R
+	nr := s.Model.ReducedLen(d)
 	hrd := h * r * d
 	v := make([]float64, 0, nt*h)
 	mOrig := make([]float64, nt*d*d)
 	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
 	if s.Model.Kind == flow.Merged {
-		u = make([]float64, 0, nt*(n-h))
+		u = make([]float64, 0, nt*(nr-h))
 	} else {
 		k, q, ka = make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd)
 	}
@@ -29,11 +36,11 @@ func RunArrays(s *flow.System, tr *flow.Trajectory) []export.Array {
 		s.ToEigen(ye, y) // once per sample, for M and the alignment
 		s.MapOfEigenTo(mOrig[i*d*d:(i+1)*d*d], ye)
 		if s.Model.Kind == flow.Merged {
-			u = append(u, y[h:]...)
+			u = append(u, y[h:nr]...)
 			continue
 		}
 		k = append(k, y[h:h+hrd]...)
-		q = append(q, y[h+hrd:]...)
+		q = append(q, y[h+hrd:nr]...)
 		keys, _ := s.AlignmentEigen(ye)
 		ka = append(ka, keys...)
 	}
@@ -56,10 +63,44 @@ func RunArrays(s *flow.System, tr *flow.Trajectory) []export.Array {
 			export.Floats(KeyAlignment, ka, nt, h, r, d))
 	}
 	arrays = append(arrays, export.Floats(Map, mOrig, nt, d, d))
-	arrays = append(arrays, DataArrays(s.Data)...)
-	return append(arrays,
+	data := DataArrays(s.Data)
+	if !s.Data.InContext() {
+		data[len(data)-1] = export.Floats(Plateaus, tr.Plateaus, len(tr.Plateaus))
+	}
+	arrays = append(arrays, data...)
+	arrays = append(arrays,
 		export.Floats(Transitions, ts, len(ts)),
 		export.Ints(TransitionM, ms, len(ms)))
+	arrays = append(arrays, ExtraArrays(s.Model, d, tr.States, nt)...)
+	if tr.TestICL != nil {
+		arrays = append(arrays, export.Floats(TestICL, tr.TestICL, nt), export.Floats(TestIWL, tr.TestIWL, nt))
+	}
+	if tasks := s.Data.Tasks(); len(tasks.Fixed) > 0 && (!s.Data.InContext() || tr.TestIWL != nil) {
+		arrays = append(arrays, export.Floats(Tasks, slices.Concat(tasks.Fixed...), len(tasks.Fixed), d))
+	}
+	return arrays
+}
+
+// ExtraArrays are the full layer's extra blocks in the nt states (model m
+// at dimension d, flow.System's layout): ValueX (nt, H, D), then LabelKQ
+// (nt, H, D, merged) or KeyLabel (nt, H, R, separate); none for the
+// reduced layer.
+func ExtraArrays(m flow.Model, d int, states []float64, nt int) []export.Array {
+	if m.Layer != flow.FullLayer {
+		return nil
+	}
+	n, nr, h := m.StateLen(d), m.ReducedLen(d), m.H
+	vx := make([]float64, 0, nt*h*d)
+	other := make([]float64, 0, nt*(n-nr-h*d))
+	for i := 0; i < nt; i++ {
+		y := states[i*n : (i+1)*n]
+		vx = append(vx, y[nr:nr+h*d]...)
+		other = append(other, y[nr+h*d:]...)
+	}
+	if m.Kind == flow.Merged {
+		return []export.Array{export.Floats(ValueX, vx, nt, h, d), export.Floats(LabelKQ, other, nt, h, d)}
+	}
+	return []export.Array{export.Floats(ValueX, vx, nt, h, d), export.Floats(KeyLabel, other, nt, h, m.R)}
 }
 
 // DataArrays are the arrays that describe the task, in every output but a

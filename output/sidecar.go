@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -57,24 +58,30 @@ type Input struct {
 	SHA256 string `json:"sha256"`
 }
 
-// ProblemMeta holds the quantities the spec implies.
+// ProblemMeta holds the quantities the spec implies. Plateaus and L_star
+// are those of the in-context task (docs/math.md, "Fixed points"); L_min
+// is the least loss of the layer under its task law, left out where it is
+// not known (flow.System.MinLoss).
 type ProblemMeta struct {
 	Eigvals             []float64 `json:"eigvals"`
 	Nu                  float64   `json:"nu"`
 	Plateaus            []float64 `json:"plateaus"`
 	LStar               float64   `json:"L_star"`
-	LMin                float64   `json:"L_min"`
+	LMin                *float64  `json:"L_min,omitempty"`
 	ExpressivityLimited bool      `json:"expressivity_limited"`
 	StateSize           int       `json:"state_size"`
 }
 
 // NewProblemMeta describes the problem of s.
 func NewProblemMeta(s *flow.System) ProblemMeta {
-	return ProblemMeta{
+	p := ProblemMeta{
 		Eigvals: s.Data.Lambda(), Nu: s.Data.Nu(), Plateaus: s.Data.PlateauLevels(),
-		LStar: s.Data.MinLoss(), LMin: s.MinLoss(),
-		ExpressivityLimited: s.ExpressivityLimited, StateSize: s.Len(),
+		LStar: s.Data.MinLoss(), ExpressivityLimited: s.ExpressivityLimited, StateSize: s.Len(),
 	}
+	if l := s.MinLoss(); !math.IsNaN(l) {
+		p.LMin = &l
+	}
+	return p
 }
 
 // SolverMeta is the integrator's account of the run.
@@ -115,9 +122,13 @@ func NewSolverMeta(m ode.Method, rtol, atol float64, st ode.Stats, tEnd float64)
 type RunResult struct {
 	L0               float64          `json:"L0"`
 	FinalLoss        float64          `json:"final_loss"`
-	ObservedPlateaus []float64        `json:"observed_plateaus"` // flow.ObservedPlateaus
+	ObservedPlateaus []float64        `json:"observed_plateaus"` // flow.Trajectory.Plateaus
 	Samples          int              `json:"samples"`
 	Transitions      []TransitionMeta `json:"transitions"`
+	// The exact test losses at the end (flow.Trajectory.TestICL, TestIWL),
+	// when the run computed them.
+	FinalTestICL *float64 `json:"final_test_icl,omitempty"`
+	FinalTestIWL *float64 `json:"final_test_iwl,omitempty"`
 }
 
 // TransitionMeta is a drop of a run (flow.Transition) and the 1-D theory's

@@ -62,12 +62,15 @@ type Spec struct {
 	Steps     int
 	Batch     int
 	Attention string
-	ICL       float64
 	Test      int
 	Path      string
-	Layer     string
 	GD        bool
-	DataSeed  uint64
+
+	Layer    string
+	ICL      float64
+	Tasks    int
+	W0       []float64
+	DataSeed uint64
 
 	given map[string]bool
 }
@@ -81,6 +84,9 @@ const (
 	GroupLandscape              // landscape only
 	GroupReduced                // reduced only
 	GroupTrain                  // train only
+	// GroupLaw: the layer and the law of the task vector, read by run and
+	// train.
+	GroupLaw
 )
 
 // Field describes one field of Spec.
@@ -155,6 +161,17 @@ var Fields = []Field{
 	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.ATol }},
 
+	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed) or reduced (the paper's reduction: only v and U, or v, K and Q) (default: reduced for run, full for train)",
+		ptr: func(s *Spec) any { return &s.Layer }},
+	{Name: "icl", Group: GroupLaw, Usage: "fraction c in [0, 1] of sequences with a random task vector w ~ N(0, I) (in-context); the others use one of the -tasks fixed vectors (default 1)",
+		ptr: func(s *Spec) any { return &s.ICL }},
+	{Name: "tasks", Group: GroupLaw, Usage: "number K ≥ 1 of fixed task vectors, drawn N(0, I) and scaled to norm √D from -data-seed; they label the sequences that are not in-context and the in-weight test (default 1, or the number of -w0)",
+		ptr: func(s *Spec) any { return &s.Tasks }},
+	{Name: "w0", Group: GroupLaw, Usage: "the fixed task vectors themselves, K·D numbers comma-separated (row k is task k, original basis), instead of drawing them; a sidecar records the drawn ones here (default: drawn)",
+		ptr: func(s *Spec) any { return &s.W0 }},
+	{Name: "data-seed", Group: GroupLaw, Usage: "seed of the data: the fixed tasks, and train's sequences and minibatches, an integer in [0, 2^64) (default: -seed, or 3 with -init)",
+		ptr: func(s *Spec) any { return &s.DataSeed }},
+
 	{Name: "stability", Group: GroupLandscape, Usage: "analyze the stability of every fixed point (separate model: D ≤ 10) (default true)",
 		ptr: func(s *Spec) any { return &s.Stability }},
 
@@ -173,18 +190,12 @@ var Fields = []Field{
 		ptr: func(s *Spec) any { return &s.Batch }},
 	{Name: "attention", Group: GroupTrain, Usage: "linear (weights s/N) or softmax (over the context and query columns, ρ = 1) (default linear)",
 		ptr: func(s *Spec) any { return &s.Attention }},
-	{Name: "layer", Group: GroupTrain, Usage: "full (every block of the layer that enters ŷ trained) or reduced (the paper's reduction: only v and U, or v, K and Q) (default full)",
-		ptr: func(s *Spec) any { return &s.Layer }},
-	{Name: "icl", Group: GroupTrain, Usage: "fraction c in [0, 1] of training sequences with a random task vector; the others use one fixed w₀ (default 1)",
-		ptr: func(s *Spec) any { return &s.ICL }},
 	{Name: "test", Group: GroupTrain, Usage: "sequences in each test set (in-context, in-weight), ≥ 0 (default 1000)",
 		ptr: func(s *Spec) any { return &s.Test }},
 	{Name: "path", Group: GroupTrain, Usage: "auto (moments where exact, else direct), direct (sequence by sequence), moments (the exact fast path: linear attention, full batch) or columns (the layer column by column) (default auto)",
 		ptr: func(s *Spec) any { return &s.Path }},
 	{Name: "gd", Group: GroupTrain, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch) (default true)",
 		ptr: func(s *Spec) any { return &s.GD }},
-	{Name: "data-seed", Group: GroupTrain, Usage: "seed of the data (sequences, w₀, minibatches), an integer in [0, 2^64) (default: -seed, or 3 with -init)",
-		ptr: func(s *Spec) any { return &s.DataSeed }},
 }
 
 // Lookup returns the field called name.
@@ -204,6 +215,7 @@ func (s *Spec) Given(name string) bool { return s.given[name] }
 func (s *Spec) Clone() *Spec {
 	c := *s
 	c.Eigs = append([]float64(nil), s.Eigs...)
+	c.W0 = append([]float64(nil), s.W0...)
 	c.given = make(map[string]bool, len(s.given))
 	for k, v := range s.given {
 		c.given[k] = v

@@ -40,7 +40,7 @@ func benchTrain(b *testing.B, cfg Config, theta0 []float64, steps int, lr float6
 		if err != nil {
 			b.Fatal(err)
 		}
-		sinkF = res.Loss[steps]
+		sinkF = res.FinalLoss
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*steps), "s/step")
 }

@@ -63,26 +63,28 @@ func (ex *flowExample) gdErrors(t *testing.T, p int, seed uint64) (drops, platea
 	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, flow.Lengths{N: 31}, 1, 1), P: p, Seed: seed, Path: MomentsPath, Tau: 1})
 	T := 1.3 * ex.run.FinalT
 	steps := int(T / tr.Time(ex.lr, 1))
-	res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: ex.lr, Steps: steps})
+	res, err := tr.GD(context.Background(), ex.y0, everyStep(ex.lr, steps, ex.sys.Levels()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	times := make([]float64, len(res.Loss))
-	for k := range times {
-		times[k] = tr.Time(ex.lr, k)
-	}
-	got := Crossings(times, res.Loss, ex.sys.Levels())
+	got := res.Transitions
 	if len(got) != len(ex.run.Transitions) {
 		t.Fatalf("%s, P = %d, seed %d: %d drops, the flow %d", ex.name, p, seed, len(got), len(ex.run.Transitions))
 	}
 	for i, tn := range ex.run.Transitions {
 		drops = append(drops, (got[i].T-tn.T)/tn.T)
 	}
-	obs := flow.ObservedPlateaus(times, res.Loss, got, times[len(times)-1])
+	obs := flow.ObservedPlateaus(res.Times, res.Loss, got, res.FinalT)
 	for i, want := range ex.plateaus {
 		plateaus = append(plateaus, (obs[i]-want)/want)
 	}
 	return drops, plateaus
+}
+
+// everyStep is gradient descent sampled at every step, with the drops of
+// levels.
+func everyStep(lr float64, steps int, levels []flow.Transition) GDSettings {
+	return GDSettings{LR: lr, Steps: steps, Grid: flow.GridLinear, Samples: steps + 1, Levels: levels}
 }
 
 func meanAbs(x []float64) float64 {
@@ -122,15 +124,11 @@ func TestGDApproachesPopulationFlow(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr.train = newLinearObjective(tr.coef, newMomentsObjective(pop))
-		res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: ex.lr, Steps: int(1.3 * ex.run.FinalT / tr.Time(ex.lr, 1))})
+		res, err := tr.GD(context.Background(), ex.y0, GDSettings{LR: ex.lr, Steps: int(1.3 * ex.run.FinalT / tr.Time(ex.lr, 1)), Levels: ex.sys.Levels()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		times := make([]float64, len(res.Loss))
-		for k := range times {
-			times[k] = tr.Time(ex.lr, k)
-		}
-		for i, tn := range Crossings(times, res.Loss, ex.sys.Levels()) {
+		for i, tn := range res.Transitions {
 			if e := math.Abs(tn.T-ex.run.Transitions[i].T) / ex.run.Transitions[i].T; e > 0.01 {
 				t.Errorf("%s: gradient descent on the population moments drops at t = %.6g, the flow at %.6g: its learning rate's error %.2g is not small", ex.name, tn.T, ex.run.Transitions[i].T, e)
 			}

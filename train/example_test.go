@@ -25,21 +25,17 @@ func ExampleTrainer_GD() {
 		return
 	}
 	const lr, steps = 0.5, 9000 // t/τ = 2η·steps = 9000
-	res, err := tr.GD(context.Background(), y0, train.GDSettings{LR: lr, Steps: steps})
+	res, err := tr.GD(context.Background(), y0, train.GDSettings{LR: lr, Steps: steps, Levels: s.Levels()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	times := make([]float64, len(res.Loss))
-	for k := range times {
-		times[k] = tr.Time(lr, k)
-	}
 	pop, _ := s.Run(context.Background(), y0, flow.RunSettings{T: 9000})
 	fmt.Println("path:", tr.Path())
-	for i, d := range train.Crossings(times, res.Loss, s.Levels()) {
+	for i, d := range res.Transitions {
 		fmt.Printf("drop %d at t = %.0f τ (flow: %.0f τ)\n", d.M, d.T, pop.Transitions[i].T)
 	}
-	fmt.Printf("final training loss %.4f (L* = %.4f)\n", res.Loss[steps], data.MinLoss())
+	fmt.Printf("final training loss %.4f (L* = %.4f)\n", res.FinalLoss, data.MinLoss())
 	// Output:
 	// path: moments
 	// drop 1 at t = 1126 τ (flow: 1127 τ)

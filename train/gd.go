@@ -2,9 +2,12 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/linattn/linattn/flow"
 )
 
 // DivergenceFactor: gradient descent stops when the loss exceeds
@@ -16,28 +19,33 @@ const DivergenceFactor = 1e4
 type GDSettings struct {
 	LR    float64 // learning rate η > 0
 	Steps int     // number of steps, ≥ 1
-	// Keep lists the steps, increasing in [0, Steps], after which the
-	// weights are kept; KeepAll keeps them after every step.
-	Keep    []int
-	KeepAll bool
+	// Samples is the number S ≥ 2 of output times on Grid over
+	// [0, 2ητ·Steps] (flow.Grid.Times; 0: flow.DefaultSamples), each
+	// taken at the step nearest to it (t = 2ητ·step, repeats dropped);
+	// Times, if not nil, are the output times instead. The drops grid is
+	// placed from the loss of every step: the weights of every step are
+	// kept within KeepBytes (0: flow.DefaultDenseBytes), else the
+	// deterministic descent is repeated for the steps chosen.
+	Samples   int
+	Grid      flow.Grid
+	Times     []float64
+	KeepBytes int
+	// Levels are the levels whose first falling crossings by the loss are
+	// the drops (Trajectory.Transitions), by linear interpolation between
+	// steps, as flow.System.Levels gives them.
+	Levels []flow.Transition
 	// Observer, if not nil, is called before every step k with the loss
 	// at θ_k; an error stops the descent there.
 	Observer func(step int, loss float64) error
 }
 
-// GDResult is the outcome of GD.
-type GDResult struct {
-	// Steps is the number of steps taken to Final: GDSettings.Steps, or
-	// fewer when an error stopped the descent.
-	Steps int
-	// Loss[k] is the loss at θ_k, k = 0..Steps: the training loss L̂ for
-	// full-batch descent; for SGD the loss of the minibatch of step k, and
-	// Loss[Steps] the training loss.
-	Loss []float64
-	// Kept lists the steps whose weights States holds, row-major.
-	Kept   []int
-	States []float64
-	Final  []float64
+// descent is the record of one gradient descent.
+type descent struct {
+	steps  int       // steps taken
+	loss   []float64 // loss[k] at θ_k, k = 0..steps
+	kept   []int     // the steps whose weights states holds
+	states []float64 // row-major
+	final  []float64
 }
 
 // DivergedError reports a loss that exceeded DivergenceFactor times its
@@ -57,19 +65,117 @@ func (e *DivergedError) Error() string {
 // full batch, or minibatch SGD when Config.Batch > 0 (batches are
 // consecutive slices of a random permutation of the sequences, drawn anew
 // every epoch from the data seed; the last batch of an epoch may be
-// smaller). It follows the gradient flow of L̂ with t = 2ητ per step. On
-// an error (divergence, cancellation) it returns what it computed with
-// the error: the descent up to the last weights with a finite loss below
-// DivergenceFactor·L̂(θ_0).
-func (t *Trainer) GD(ctx context.Context, theta0 []float64, gs GDSettings) (*GDResult, error) {
+// smaller). It follows the gradient flow of L̂ with t = 2ητ per step, and
+// returns it as flow.System.Run returns the flow: sampled at the output
+// times (the training loss, for SGD evaluated there), with the drops,
+// Status ReachedT and Stats.Steps the steps taken. On an error
+// (divergence: Failed; cancellation: Interrupted) it returns what it
+// computed with the error: the descent up to the last weights with a
+// finite loss below DivergenceFactor·L̂(θ_0).
+func (t *Trainer) GD(ctx context.Context, theta0 []float64, gs GDSettings) (*flow.Trajectory, error) {
 	if err := t.checkGD(theta0, &gs); err != nil {
 		return nil, err
 	}
+	T := t.Time(gs.LR, gs.Steps)
+	drops := gs.Times == nil && gs.Grid == flow.GridDrops && gs.Samples >= 4
+	keepAll := drops && float64(gs.Steps+1)*float64(t.Len())*8 <= float64(gs.KeepBytes)
+	var keep []int
+	if !keepAll { // the lin grid, also a drops run's fallback if it stops
+		keep = t.stepsOf(gs, gs.outputTimes(T, nil), gs.Steps)
+	}
+	d, err := t.descend(ctx, theta0, gs, keep, keepAll)
+	if len(d.kept) == 0 {
+		return nil, err
+	}
+	path := &flow.LossPath{T: make([]float64, len(d.loss)), Loss: d.loss}
+	for k := range path.T {
+		path.T[k] = t.Time(gs.LR, k)
+	}
+	keep, states := d.kept, d.states
+	switch {
+	case drops && keepAll:
+		keep = t.stepsOf(gs, gs.Grid.Times(t.Time(gs.LR, d.steps), gs.Samples, path), d.steps)
+		states = selectStates(d, keep, t.Len())
+	case drops && err == nil:
+		keep = t.stepsOf(gs, gs.Grid.Times(T, gs.Samples, path), d.steps)
+		again, err2 := t.descend(ctx, theta0, GDSettings{LR: gs.LR, Steps: gs.Steps}, keep, false)
+		if err2 != nil {
+			return nil, err2
+		}
+		states = again.states
+	}
+	return t.gdTrajectory(gs, d, path, keep, states, err), err
+}
+
+// outputTimes are the output times of gs on [0, T]; path is the loss of
+// every step, which the drops grid needs (nil: the linear grid).
+func (gs *GDSettings) outputTimes(T float64, path *flow.LossPath) []float64 {
+	if gs.Times != nil {
+		return gs.Times
+	}
+	return gs.Grid.Times(T, gs.Samples, path)
+}
+
+// stepsOf maps output times to steps (t = 2ητ·step), increasing and
+// without repeats, in [0, last].
+func (t *Trainer) stepsOf(gs GDSettings, times []float64, last int) []int {
+	unit := t.Time(gs.LR, 1)
+	var out []int
+	for _, tt := range times {
+		k := min(max(int(math.Round(tt/unit)), 0), last)
+		if len(out) == 0 || k > out[len(out)-1] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// selectStates picks the weights of the given steps from a descent that
+// kept every step.
+func selectStates(d *descent, steps []int, n int) []float64 {
+	out := make([]float64, 0, len(steps)*n)
+	for _, k := range steps {
+		out = append(out, d.states[k*n:(k+1)*n]...)
+	}
+	return out
+}
+
+// gdTrajectory is the descent d sampled at the steps keep (weights states).
+func (t *Trainer) gdTrajectory(gs GDSettings, d *descent, path *flow.LossPath, keep []int, states []float64, err error) *flow.Trajectory {
+	n := t.Len()
+	tr := &flow.Trajectory{States: states, Sampling: flow.AtTimes, FinalT: t.Time(gs.LR, d.steps),
+		Final: d.final, FinalLoss: d.loss[d.steps], Status: flow.ReachedT}
+	tr.Stats.Steps, tr.Stats.FuncEvals = d.steps, d.steps+1
+	for i, k := range keep {
+		tr.Times = append(tr.Times, t.Time(gs.LR, k))
+		l := d.loss[k]
+		if t.cfg.Batch > 0 { // the minibatch's loss: evaluate the training loss
+			l = t.Loss(states[i*n : (i+1)*n])
+		}
+		tr.Loss = append(tr.Loss, l)
+	}
+	tr.Transitions = Crossings(path.T, path.Loss, gs.Levels)
+	if t.cfg.Batch > 0 { // the path holds minibatch losses: drops from the training loss
+		tr.Transitions = Crossings(tr.Times, tr.Loss, gs.Levels)
+		tr.FinalLoss = tr.Loss[len(tr.Loss)-1]
+	}
+	var de *DivergedError
+	switch {
+	case errors.As(err, &de):
+		tr.Status = flow.Failed
+	case err != nil:
+		tr.Status = flow.Interrupted
+	}
+	return tr
+}
+
+// descend runs the descent, keeping the weights after the steps keep (or
+// every step).
+func (t *Trainer) descend(ctx context.Context, theta0 []float64, gs GDSettings, keep []int, keepAll bool) (*descent, error) {
 	n := t.Len()
 	theta := append([]float64(nil), theta0...)
 	prev, grad := make([]float64, n), make([]float64, n)
-	res := &GDResult{Loss: make([]float64, 0, gs.Steps+1)}
-	keep := gs.Keep
+	res := &descent{loss: make([]float64, 0, gs.Steps+1)}
 	batches := t.newBatches()
 	var loss0 float64
 	var err error
@@ -93,12 +199,12 @@ func (t *Trainer) GD(ctx context.Context, theta0 []float64, gs GDSettings) (*GDR
 			}
 			break
 		}
-		res.Loss = append(res.Loss, loss)
-		res.Steps = k
-		if gs.KeepAll || (len(keep) > 0 && keep[0] == k) {
-			res.Kept = append(res.Kept, k)
-			res.States = append(res.States, theta...)
-			if !gs.KeepAll {
+		res.loss = append(res.loss, loss)
+		res.steps = k
+		if keepAll || (len(keep) > 0 && keep[0] == k) {
+			res.kept = append(res.kept, k)
+			res.states = append(res.states, theta...)
+			if !keepAll {
 				keep = keep[1:]
 			}
 		}
@@ -113,7 +219,11 @@ func (t *Trainer) GD(ctx context.Context, theta0 []float64, gs GDSettings) (*GDR
 			theta[i] -= gs.LR * g
 		}
 	}
-	res.Final = theta
+	if err != nil && (len(res.kept) == 0 || res.kept[len(res.kept)-1] != res.steps) {
+		res.kept = append(res.kept, res.steps) // what was computed ends where it stopped
+		res.states = append(res.states, theta...)
+	}
+	res.final = theta
 	return res, err
 }
 
@@ -142,10 +252,19 @@ func (t *Trainer) checkGD(theta0 []float64, gs *GDSettings) error {
 	if gs.Steps < 1 {
 		return fmt.Errorf("train: Steps = %d, want ≥ 1", gs.Steps)
 	}
-	for i, k := range gs.Keep {
-		if k < 0 || k > gs.Steps || (i > 0 && k <= gs.Keep[i-1]) {
-			return fmt.Errorf("train: Keep[%d] = %d, want increasing steps in [0, %d]", i, k, gs.Steps)
+	if gs.Samples == 0 {
+		gs.Samples = flow.DefaultSamples
+	}
+	if gs.Samples < 2 {
+		return fmt.Errorf("train: Samples = %d, want S ≥ 2 output times (0: %d)", gs.Samples, flow.DefaultSamples)
+	}
+	for i, tt := range gs.Times {
+		if !(tt >= 0 && tt <= t.Time(gs.LR, gs.Steps)) || (i > 0 && tt < gs.Times[i-1]) {
+			return fmt.Errorf("train: Times[%d] = %g, want increasing times in [0, 2ητ·Steps = %g]", i, tt, t.Time(gs.LR, gs.Steps))
 		}
+	}
+	if gs.KeepBytes == 0 {
+		gs.KeepBytes = flow.DefaultDenseBytes
 	}
 	return nil
 }

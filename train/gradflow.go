@@ -2,86 +2,85 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/ode"
 )
 
 // FlowSettings controls Flow.
 type FlowSettings struct {
-	T     float64   // final time > 0
-	Times []float64 // output times, increasing in [0, T]; nil: T only
+	T float64 // final time > 0
+	// Samples, Grid and Times place the output times on [0, T] as
+	// flow.RunSettings's do (0 samples: flow.DefaultSamples): the drops
+	// grid is sampled from the continuous extension, kept up to
+	// DenseBytes (0: flow.DefaultDenseBytes), or from a second pass.
+	Samples    int
+	Grid       flow.Grid
+	Times      []float64
+	DenseBytes int
 	// Method is the integrator (nil: ode.Auto, DOP853 switching to ROCK4
 	// where the flow is stiff, as package flow); RTol, ATol its tolerances
 	// (0: flow.DefaultTolerances' values); MaxSteps bounds its attempts (0:
-	// 10⁸).
+	// flow.DefaultMaxSteps).
 	Method     ode.Method
 	RTol, ATol float64
 	MaxSteps   int
-	// DenseBytes > 0 keeps the continuous extension, up to that many bytes,
-	// for FlowResult.Sample.
-	DenseBytes int
-	// Levels are loss levels whose first falling crossings are located.
-	Levels []float64
+	// Levels are the levels whose first falling crossings by the loss are
+	// the drops (Trajectory.Transitions), located as events, as
+	// flow.System.Levels gives them.
+	Levels []flow.Transition
 	// Observer, if not nil, is called at every accepted step with the
 	// time, the weights (valid during the call) and the loss.
 	Observer func(t float64, theta []float64, loss float64) error
 }
 
-// FlowResult is the outcome of Flow.
-type FlowResult struct {
-	Times, States, Loss []float64 // output times reached, weights (row-major), loss
-	// Crossings[i] is the time of the first falling crossing of
-	// FlowSettings.Levels[i], NaN if none.
-	Crossings []float64
-	FinalT    float64
-	Final     []float64
-	FinalLoss float64
-	Stats     ode.Stats
-
-	tr    *Trainer
-	dense *ode.Solution
-}
-
 // Flow integrates the gradient flow of the training loss,
 // τ dθ/dt = −½ ∂L̂/∂θ, from theta0 with the ode package: the limit of
-// gradient descent as η → 0 at fixed data (docs/training.md). With the
-// moments path every evaluation costs the same whatever P.
-func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (*FlowResult, error) {
+// gradient descent as η → 0 at fixed data (docs/training.md). It returns
+// the flow sampled as flow.System.Run samples the population flow, with
+// Status ReachedT (Interrupted or Failed on an error, with what was
+// computed). With the moments path every evaluation costs the same
+// whatever P.
+func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (*flow.Trajectory, error) {
 	if err := t.checkFlow(theta0, &fs); err != nil {
 		return nil, err
 	}
-	grad := make([]float64, t.Len())
-	c := -1 / (2 * t.cfg.Tau)
-	f := func(_ float64, y, dydt []float64) {
-		t.Gradient(grad, y)
-		for i, g := range grad {
-			dydt[i] = c * g
+	if fs.Times != nil || fs.Grid != flow.GridDrops || fs.Samples < 4 {
+		times := fs.Times
+		if times == nil {
+			times = fs.Grid.Times(fs.T, fs.Samples, nil)
 		}
+		return t.flowPass(ctx, theta0, fs, times, 0)
 	}
-	lossAt := ode.CacheByTime(t.Loss)
-	events := make([]ode.Event, len(fs.Levels))
-	for i, level := range fs.Levels {
-		events[i] = ode.Event{Func: func(tt float64, y []float64) float64 { return lossAt(tt, y) - level }, Direction: ode.Falling}
+	path := &flow.LossPath{T: []float64{0}, Loss: []float64{t.Loss(theta0)}}
+	user := fs.Observer
+	fs.Observer = func(tt float64, theta []float64, loss float64) error {
+		path.T, path.Loss = append(path.T, tt), append(path.Loss, loss)
+		if user != nil {
+			return user(tt, theta, loss)
+		}
+		return nil
 	}
-	var observer func(*ode.Step) error
-	if fs.Observer != nil {
-		observer = func(st *ode.Step) error { return fs.Observer(st.T1, st.Y1, lossAt(st.T1, st.Y1)) }
+	first, err := t.flowPass(ctx, theta0, fs, []float64{0}, fs.DenseBytes)
+	if first == nil || err != nil {
+		return first, err
 	}
-	res, err := ode.Solve(ctx, ode.Problem{Func: f, T0: 0, T1: fs.T, Y0: theta0, Autonomous: true}, ode.Settings{
-		Method: fs.Method, RTol: fs.RTol, ATol: fs.ATol, MaxSteps: fs.MaxSteps, TEval: fs.Times,
-		Events: events, EventSamples: 1, Observer: observer,
-		Dense: fs.DenseBytes > 0, DenseLimit: max(1, fs.DenseBytes/8),
-	})
-	if res == nil {
-		return nil, err
+	times := fs.Grid.Times(first.FinalT, fs.Samples, path)
+	if first.Dense() {
+		first.Times = times
+		first.States, first.Loss, err = t.sample(first, times)
+		first.Sampling = flow.FromDense
+		return first, err
 	}
-	out := t.flowResult(res, len(fs.Levels))
-	if err != nil {
-		return out, fmt.Errorf("train: flow ended at t = %g of %g: %w", res.T, fs.T, err)
+	fs.Observer = user // no continuous extension kept: again, to the times
+	tr, err := t.flowPass(ctx, theta0, fs, times, 0)
+	if tr != nil {
+		tr.Stats.Add(first.Stats)
 	}
-	return out, nil
+	return tr, err
 }
 
 func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) error {
@@ -94,56 +93,112 @@ func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) error {
 	if t.cfg.Batch > 0 {
 		return fmt.Errorf("train: the gradient flow is of the full training loss; Batch = %d is for SGD", t.cfg.Batch)
 	}
+	if fs.Samples == 0 {
+		fs.Samples = flow.DefaultSamples
+	}
+	if fs.Samples < 2 {
+		return fmt.Errorf("train: Samples = %d, want S ≥ 2 output times (0: %d)", fs.Samples, flow.DefaultSamples)
+	}
+	for i, tt := range fs.Times {
+		if !(tt >= 0 && tt <= fs.T) || (i > 0 && tt < fs.Times[i-1]) {
+			return fmt.Errorf("train: Times[%d] = %g, want increasing times in [0, T = %g]", i, tt, fs.T)
+		}
+	}
 	if fs.Method == nil {
 		fs.Method = ode.Auto
 	}
+	rtol, atol := flow.DefaultTolerances(fs.Method)
 	if fs.RTol == 0 {
-		fs.RTol = 1e-8
+		fs.RTol = rtol
 	}
 	if fs.ATol == 0 {
-		fs.ATol = 1e-12
+		fs.ATol = atol
 	}
 	if fs.MaxSteps == 0 {
-		fs.MaxSteps = 100_000_000
+		fs.MaxSteps = flow.DefaultMaxSteps
 	}
-	if fs.Times == nil {
-		fs.Times = []float64{fs.T}
+	if fs.DenseBytes == 0 {
+		fs.DenseBytes = flow.DefaultDenseBytes
 	}
 	return nil
 }
 
-func (t *Trainer) flowResult(res *ode.Result, nLevels int) *FlowResult {
-	n := t.Len()
-	out := &FlowResult{Times: res.TEval, States: res.YEval, Loss: make([]float64, len(res.TEval)),
-		FinalT: res.T, Final: res.Y, FinalLoss: t.Loss(res.Y), Stats: res.Stats, tr: t, dense: res.Solution}
-	for i := range res.TEval {
-		out.Loss[i] = t.Loss(res.YEval[i*n : (i+1)*n])
-	}
-	out.Crossings = make([]float64, nLevels)
-	for i := range out.Crossings {
-		out.Crossings[i] = math.NaN()
-	}
-	for _, ev := range res.Events {
-		if math.IsNaN(out.Crossings[ev.Index]) {
-			out.Crossings[ev.Index] = ev.T
+// flowPass integrates once to fs.T, reaching times, keeping the
+// continuous extension up to denseBytes (0: none).
+func (t *Trainer) flowPass(ctx context.Context, theta0 []float64, fs FlowSettings, times []float64, denseBytes int) (*flow.Trajectory, error) {
+	grad := make([]float64, t.Len())
+	c := -1 / (2 * t.cfg.Tau)
+	f := func(_ float64, y, dydt []float64) {
+		t.Gradient(grad, y)
+		for i, g := range grad {
+			dydt[i] = c * g
 		}
 	}
-	return out
+	lossAt := ode.CacheByTime(t.Loss)
+	events := make([]ode.Event, len(fs.Levels))
+	for i, lv := range fs.Levels {
+		level := lv.Level
+		events[i] = ode.Event{Func: func(tt float64, y []float64) float64 { return lossAt(tt, y) - level }, Direction: ode.Falling}
+	}
+	var observer func(*ode.Step) error
+	if fs.Observer != nil {
+		observer = func(st *ode.Step) error { return fs.Observer(st.T1, st.Y1, lossAt(st.T1, st.Y1)) }
+	}
+	res, err := ode.Solve(ctx, ode.Problem{Func: f, T0: 0, T1: fs.T, Y0: theta0, Autonomous: true}, ode.Settings{
+		Method: fs.Method, RTol: fs.RTol, ATol: fs.ATol, MaxSteps: fs.MaxSteps, TEval: times,
+		Events: events, EventSamples: 1, Observer: observer,
+		Dense: denseBytes > 0, DenseLimit: max(1, denseBytes/8),
+	})
+	if res == nil {
+		return nil, err
+	}
+	tr := t.flowTrajectory(res, fs.Levels)
+	if err != nil {
+		tr.Status = flow.Failed
+		var oe *ode.Error
+		if errors.As(err, &oe) && (oe.Status == ode.Canceled || oe.Status == ode.Stopped) {
+			tr.Status = flow.Interrupted
+		}
+		if k := len(tr.Times); k == 0 || tr.Times[k-1] < res.T { // what was computed ends where it stopped
+			tr.Times = append(tr.Times, res.T)
+			tr.States = append(tr.States, res.Y...)
+			tr.Loss = append(tr.Loss, tr.FinalLoss)
+		}
+		return tr, fmt.Errorf("train: flow ended at t = %g of %g: %w", res.T, fs.T, err)
+	}
+	return tr, nil
 }
 
-// Sample evaluates the kept continuous extension at times in [0, FinalT]:
-// weights (row-major) and loss.
-func (r *FlowResult) Sample(times []float64) (states, loss []float64, err error) {
-	if r.dense == nil {
-		return nil, nil, fmt.Errorf("train: FlowResult.Sample: no continuous extension was kept (FlowSettings.DenseBytes)")
+func (t *Trainer) flowTrajectory(res *ode.Result, levels []flow.Transition) *flow.Trajectory {
+	n := t.Len()
+	tr := flow.NewTrajectory(res.Solution)
+	tr.Times, tr.States, tr.Loss = res.TEval, res.YEval, make([]float64, len(res.TEval))
+	tr.FinalT, tr.Final, tr.FinalLoss, tr.Stats, tr.Status = res.T, res.Y, t.Loss(res.Y), res.Stats, flow.ReachedT
+	for i := range res.TEval {
+		tr.Loss[i] = t.Loss(res.YEval[i*n : (i+1)*n])
 	}
-	n := r.tr.Len()
+	seen := make([]bool, len(levels))
+	for _, ev := range res.Events {
+		if !seen[ev.Index] {
+			seen[ev.Index] = true
+			lv := levels[ev.Index]
+			lv.T, lv.State = ev.T, ev.Y
+			tr.Transitions = append(tr.Transitions, lv)
+		}
+	}
+	return tr
+}
+
+// sample evaluates the kept continuous extension of tr at times in
+// [0, FinalT]: weights (row-major) and loss.
+func (t *Trainer) sample(tr *flow.Trajectory, times []float64) (states, loss []float64, err error) {
+	n := t.Len()
 	states, loss = make([]float64, len(times)*n), make([]float64, len(times))
 	for i, tt := range times {
-		if _, err := r.dense.At(states[i*n:(i+1)*n], tt); err != nil {
-			return nil, nil, fmt.Errorf("train: FlowResult.Sample: %w", err)
+		if err := tr.At(states[i*n:(i+1)*n], tt); err != nil {
+			return nil, nil, fmt.Errorf("train: %w", err)
 		}
-		loss[i] = r.tr.Loss(states[i*n : (i+1)*n])
+		loss[i] = t.Loss(states[i*n : (i+1)*n])
 	}
 	return states, loss, nil
 }

@@ -38,12 +38,12 @@ func TestSoftmaxDrops(t *testing.T) {
 		if kind == flow.Merged {
 			steps = 1000
 		}
-		res, err := tr.GD(context.Background(), theta, GDSettings{LR: 0.2, Steps: steps})
+		res, err := tr.GD(context.Background(), theta, everyStep(0.2, steps, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		drops := FastDrops(res.Loss)
-		t.Logf("%v softmax: %d drops %+v; loss %.4g → %.4g", kind, len(drops), drops, res.Loss[0], res.Loss[steps])
+		t.Logf("%v softmax: %d drops %+v; loss %.4g → %.4g", kind, len(drops), drops, res.Loss[0], res.FinalLoss)
 		switch {
 		case kind == flow.Separate && len(drops) < 3:
 			t.Errorf("separate softmax attention: %d loss drops, want ≥ 3", len(drops))

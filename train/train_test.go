@@ -40,7 +40,7 @@ func TestFixedTaskFraction(t *testing.T) {
 		}
 		icl, iwl := tr.TestLosses(res.Final)
 		final[c] = [2]float64{icl, iwl}
-		t.Logf("c = %g: training loss %.4g, test in-context %.4g, in-weight %.4g", c, res.Loss[4000], icl, iwl)
+		t.Logf("c = %g: training loss %.4g, test in-context %.4g, in-weight %.4g", c, res.FinalLoss, icl, iwl)
 	}
 	if !(4*final[0][1] < final[1][1]) {
 		t.Errorf("in-weight test loss %.3g (c = 0), %.3g (c = 1): want the fixed task learned in weight", final[0][1], final[1][1])
@@ -112,7 +112,7 @@ func TestDeterminism(t *testing.T) {
 			run := func(procs int) []float64 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				tr := newTrainer(t, cfg)
-				res, err := tr.GD(context.Background(), randomWeights(tr.Len(), 0.1, 4), GDSettings{LR: 0.3, Steps: 30})
+				res, err := tr.GD(context.Background(), randomWeights(tr.Len(), 0.1, 4), everyStep(0.3, 30, nil))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -172,7 +172,7 @@ func TestMinibatch(t *testing.T) {
 func TestDivergence(t *testing.T) {
 	tr := newTrainer(t, smallConfig(t, smallCase{kind: flow.Separate, att: Linear, blocks: flow.FullLayer, icl: 1}, MomentsPath))
 	theta := randomWeights(tr.Len(), 0.5, 2)
-	res, err := tr.GD(context.Background(), theta, GDSettings{LR: 50, Steps: 1000, KeepAll: true})
+	res, err := tr.GD(context.Background(), theta, everyStep(50, 1000, nil))
 	var de *DivergedError
 	if !errors.As(err, &de) {
 		t.Fatalf("err = %v, want a DivergedError", err)
@@ -180,16 +180,16 @@ func TestDivergence(t *testing.T) {
 	if !strings.Contains(err.Error(), "learning rate 50") {
 		t.Errorf("error %q does not name the learning rate", err)
 	}
-	if res.Steps != de.Step-1 || len(res.Loss) != de.Step || len(res.Kept) != de.Step {
-		t.Errorf("diverged at step %d: Steps = %d, %d losses, %d states kept", de.Step, res.Steps, len(res.Loss), len(res.Kept))
+	if res.Stats.Steps != de.Step-1 || len(res.Loss) != de.Step || res.Status != flow.Failed {
+		t.Errorf("diverged at step %d: Steps = %d, %d samples, status %v", de.Step, res.Stats.Steps, len(res.Loss), res.Status)
 	}
 	for _, x := range append(append(res.Final, res.Loss...), res.States...) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			t.Fatal("a returned number is not finite")
 		}
 	}
-	if got := tr.Loss(res.Final); got != res.Loss[res.Steps] {
-		t.Errorf("final weights have loss %g, the last recorded %g", got, res.Loss[res.Steps])
+	if got := tr.Loss(res.Final); got != res.FinalLoss || got != res.Loss[len(res.Loss)-1] {
+		t.Errorf("final weights have loss %g, the last recorded %g", got, res.Loss[len(res.Loss)-1])
 	}
 }
 
@@ -198,14 +198,16 @@ func TestDivergence(t *testing.T) {
 func TestCancel(t *testing.T) {
 	tr := newTrainer(t, smallConfig(t, smallCase{kind: flow.Merged, att: Linear, blocks: flow.FullLayer, icl: 1}, MomentsPath))
 	ctx, cancel := context.WithCancel(context.Background())
-	res, err := tr.GD(ctx, randomWeights(tr.Len(), 0.1, 1), GDSettings{LR: 0.1, Steps: 100, Observer: func(k int, _ float64) error {
+	gs := everyStep(0.1, 100, nil)
+	gs.Observer = func(k int, _ float64) error {
 		if k == 9 {
 			cancel()
 		}
 		return nil
-	}})
-	if !errors.Is(err, context.Canceled) || res.Steps != 10 || len(res.Loss) != 11 {
-		t.Errorf("err = %v, %d steps, %d losses; want context.Canceled after 10 steps", err, res.Steps, len(res.Loss))
+	}
+	res, err := tr.GD(ctx, randomWeights(tr.Len(), 0.1, 1), gs)
+	if !errors.Is(err, context.Canceled) || res.Stats.Steps != 10 || len(res.Loss) != 11 || res.Status != flow.Interrupted {
+		t.Errorf("err = %v, %d steps, %d samples, status %v; want context.Canceled after 10 steps", err, res.Stats.Steps, len(res.Loss), res.Status)
 	}
 }
 
@@ -246,7 +248,8 @@ func TestConfigErrors(t *testing.T) {
 		"LR = 0":    {GDSettings{LR: 0, Steps: 1}, "learning rate = 0, want a finite η > 0"},
 		"LR = NaN":  {GDSettings{LR: math.NaN(), Steps: 1}, "learning rate = NaN, want a finite η > 0"},
 		"Steps = 0": {GDSettings{LR: 1}, "Steps = 0, want ≥ 1"},
-		"Keep":      {GDSettings{LR: 1, Steps: 2, Keep: []int{1, 1}}, "Keep[1] = 1, want increasing steps in [0, 2]"},
+		"Times":     {GDSettings{LR: 1, Steps: 2, Times: []float64{1, 0.5}}, "Times[1] = 0.5, want increasing times in [0, 2ητ·Steps = 4]"},
+		"Samples":   {GDSettings{LR: 1, Steps: 2, Samples: 1}, "Samples = 1, want S ≥ 2 output times"},
 	} {
 		if _, err := tr.GD(context.Background(), theta, c.gs); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one naming %q", name, err, c.want)

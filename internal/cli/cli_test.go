@@ -567,7 +567,7 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 // TestHelp: -h lists every flag a command reads, with its type, and exits 0.
 func TestHelp(t *testing.T) {
 	t.Parallel()
-	for cmd, groups := range map[string][]output.Group{"run": {output.GroupProblem, output.GroupSolver}, "landscape": {output.GroupProblem, output.GroupLandscape}, "reduced": {output.GroupProblem, output.GroupSolver, output.GroupReduced}, "train": {output.GroupProblem, output.GroupTrain}} {
+	for cmd, groups := range map[string][]output.Group{"run": {output.GroupProblem, output.GroupSolver, output.GroupLaw}, "landscape": {output.GroupProblem, output.GroupLandscape}, "reduced": {output.GroupProblem, output.GroupSolver, output.GroupReduced}, "train": {output.GroupProblem, output.GroupTrain, output.GroupLaw}} {
 		code, stdout, _ := runCLI(t, cmd, "-h")
 		if code != 0 {
 			t.Errorf("%s -h: exit %d", cmd, code)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -18,7 +19,7 @@ func init() {
 		Name:      "run",
 		UsageLine: "run [flags]",
 		Short:     "integrate the population gradient flow; write out/run.npz and its sidecar out/run.json",
-		Groups:    []output.Group{output.GroupSolver},
+		Groups:    []output.Group{output.GroupSolver, output.GroupLaw},
 		Out:       "out/run.npz",
 		Run:       runFlow,
 	})
@@ -81,6 +82,7 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		return nil
 	}
+	rs.TestLosses = lawMatters(s)
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
 		return err
@@ -96,8 +98,8 @@ func runFlow(e *env, job *spec.Job) error {
 	}
 	sp := job.Spec
 	side.Meta.Solver = output.NewSolverMeta(job.Method, sp.RTol, sp.ATol, tr.Stats, tr.FinalT)
-	pred := reduced.PredictDrops(s, job.Y0, tr.Transitions)
-	observed := flow.ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
+	pred := predictDrops(s, job.Y0, tr.Transitions)
+	observed := tr.Plateaus
 	if err := side.Meta.SetResult(runResult(s, job.Y0, tr, pred, observed)); err != nil {
 		return err
 	}
@@ -108,6 +110,27 @@ func runFlow(e *env, job *spec.Job) error {
 	e.progress.Done()
 	printRunSummary(e, job, tr, side.Meta.Status, err, pred, observed, time.Since(start))
 	return err
+}
+
+// lawMatters reports whether the layer or the task law go beyond the
+// paper's reduced in-context flow, so that the test losses are of
+// interest.
+func lawMatters(s *flow.System) bool {
+	return s.Model.Layer == flow.FullLayer || !s.Data.InContext()
+}
+
+// predictDrops is the 1-D theory's estimate of each drop time
+// (reduced.PredictDrops), NaN where there is none: under fixed tasks the
+// theory does not apply.
+func predictDrops(s *flow.System, y0 []float64, trans []flow.Transition) []float64 {
+	if !s.Data.InContext() {
+		pred := make([]float64, len(trans))
+		for i := range pred {
+			pred[i] = math.NaN()
+		}
+		return pred
+	}
+	return reduced.PredictDrops(s, y0, trans)
 }
 
 // incomplete begins the status of an output that is not complete.
@@ -129,6 +152,12 @@ func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed
 			res.Transitions[i].TPredicted = &pred[i]
 		}
 	}
+	if last := len(tr.Times) - 1; tr.TestICL != nil {
+		res.FinalTestICL = &tr.TestICL[last]
+		if !math.IsNaN(tr.TestIWL[last]) {
+			res.FinalTestIWL = &tr.TestIWL[last]
+		}
+	}
 	return res
 }
 
@@ -139,7 +168,7 @@ func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed
 // value, it is nothing.
 func closedForm(s *flow.System, times, states []float64) []export.Array {
 	data, h := s.Data, s.Model.H
-	if s.Model.Kind != flow.Merged || !white(data.Lambda()) {
+	if s.Model.Kind != flow.Merged || !white(data.Lambda()) || !data.InContext() {
 		return nil
 	}
 	var s0 float64
@@ -175,17 +204,7 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
 			s.Model.R*s.Model.H, s.Model.R*s.Model.H, s.Model.R*s.Model.H)
 	}
-	levels := s.Data.PlateauLevels()
-	fmt.Fprintf(w, "\n%-8s %-14s %-14s\n", "plateau", "L(M_m)", "observed")
-	plateauIndex := func(k int) int { // the level the k-th observed plateau sits on
-		if s.Model.Kind == flow.Merged && k > 0 {
-			return s.Dim()
-		}
-		return k
-	}
-	for k, l := range observed {
-		fmt.Fprintf(w, "m=%-6d %-14.8g %-14.8g\n", plateauIndex(k), levels[plateauIndex(k)], l)
-	}
+	printPlateaus(w, s, observed)
 	if len(tr.Transitions) > 0 {
 		fmt.Fprintf(w, "\n%-8s %-14s %-14s %s\n", "drop", "t_m observed", "t_m predicted", predictionNote(s))
 		missing := false
@@ -203,12 +222,36 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 		}
 	}
 	final := tr.Loss[len(tr.Loss)-1]
-	fmt.Fprintf(w, "\nfinal loss %.10g; L_min = %.10g (gap %.3g)\n", final, s.MinLoss(), final-s.MinLoss())
+	fmt.Fprintf(w, "\nfinal loss %.10g; L_min = %.10g (gap %.3g)", final, s.MinLoss(), final-s.MinLoss())
+	if last := len(tr.Times) - 1; tr.TestICL != nil {
+		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g", tr.TestICL[last], tr.TestIWL[last])
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "wrote %s (%d samples) and %s in %s\n", e.out, len(tr.Times), output.SidecarPath(e.out), formatDuration(elapsed))
+}
+
+// printPlateaus prints the observed plateau levels, beside L(M_m) for
+// in-context data.
+func printPlateaus(w io.Writer, s *flow.System, observed []float64) {
+	if !s.Data.InContext() {
+		fmt.Fprintf(w, "\n%-8s %-14s (read off the run: fixed tasks have no theory of plateaus)\n", "plateau", "observed")
+		for k, l := range observed {
+			fmt.Fprintf(w, "%-8d %-14.8g\n", k, l)
+		}
+		return
+	}
+	levels := s.Data.PlateauLevels()
+	fmt.Fprintf(w, "\n%-8s %-14s %-14s\n", "plateau", "L(M_m)", "observed")
+	for k, l := range observed {
+		m := plateauIndex(s, k)
+		fmt.Fprintf(w, "m=%-6d %-14.8g %-14.8g\n", m, levels[m], l)
+	}
 }
 
 func predictionNote(s *flow.System) string {
 	switch {
+	case !s.Data.InContext():
+		return "(no theory under fixed tasks)"
 	case s.Model.Kind == flow.Merged:
 		return "(reduced.MergedDropTime from the initial state)"
 	case s.Model.R == 1:
@@ -230,6 +273,9 @@ func describeJob(job *spec.Job) string {
 	} else {
 		model += fmt.Sprintf(", w_init=%g, seed=%d", sp.WInit, sp.Seed)
 	}
+	if s.Model.Layer == flow.FullLayer {
+		model += ", full layer"
+	}
 	ctx := fmt.Sprintf("N=%d", sp.N)
 	switch {
 	case sp.Given("nu"):
@@ -237,8 +283,13 @@ func describeJob(job *spec.Job) string {
 	case sp.Given("ntp-max"):
 		ctx = fmt.Sprintf("next-token, Nmax=%d", sp.NTPMax)
 	}
-	return fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
+	desc := fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
 		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, ctx, s.Data.Nu())
+	if tasks := s.Data.Tasks(); tasks.ICL < 1 {
+		desc += fmt.Sprintf("\ntasks: a fraction c=%g in-context (w ~ N(0, I)), the others one of K=%d fixed tasks (data seed %d)",
+			tasks.ICL, len(tasks.Fixed), sp.DataSeed)
+	}
+	return desc
 }
 
 func formatDuration(d time.Duration) string {

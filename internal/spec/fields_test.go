@@ -1,14 +1,25 @@
 package spec
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 )
 
+// floatsText is a list as a command line writes it.
+func floatsText(x []float64) string {
+	s := make([]string, len(x))
+	for i, v := range x {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
 // allGroups are the groups of every command.
-var allGroups = []output.Group{output.GroupSolver, output.GroupLandscape, output.GroupReduced, output.GroupTrain}
+var allGroups = []output.Group{output.GroupSolver, output.GroupLandscape, output.GroupReduced, output.GroupTrain, output.GroupLaw}
 
 // parseFlags sets the fields of a spec from name, text pairs, as flags do.
 func parseFlags(t *testing.T, kv ...string) *output.Spec {
@@ -34,7 +45,10 @@ func TestFieldDefaults(t *testing.T) {
 		"tau": "1", "T": "0", "tol": "1e-06", "samples": "2001", "grid": "drops", "method": "auto", "rtol": "1e-08",
 		"atol": "1e-12", "stability": "true", "align": "0.99", "points": "2000", "P": "10000", "lr": "0.5",
 		"steps": "40000", "batch": "0", "attention": "linear", "layer": "full", "icl": "1", "test": "1000",
-		"path": "auto", "gd": "true", "data-seed": "3",
+		"path": "auto", "gd": "true", "data-seed": "3", "tasks": "1",
+		// train (in allGroups) uses the fixed task for its in-weight test:
+		// the sidecar records the one drawn from the data seed.
+		"w0": floatsText(flow.FixedTasks(4, 1, 3)[0]),
 	}
 	job, err := resolve(&output.Spec{}, 1e12, allGroups...)
 	if err != nil {
@@ -115,6 +129,9 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"attention", "relu"}, `-attention = "relu", want linear or softmax`},
 		{[]string{"layer", "half"}, `-layer = "half", want full or reduced`},
 		{[]string{"icl", "1.5"}, "-icl = 1.5, want a fraction c in [0, 1]"},
+		{[]string{"tasks", "0", "icl", "0.5"}, "-tasks = 0, want K ≥ 1 fixed task vectors"},
+		{[]string{"w0", "1,2,3", "icl", "0.5"}, "-w0 has 3 numbers, want K·D = a multiple of D = 4"},
+		{[]string{"w0", "1,2,3,4", "tasks", "2", "icl", "0.5"}, "-tasks = 2 but -w0 holds 1 task vectors"},
 		{[]string{"test", "-1"}, "-test = -1, want ≥ 0 test sequences"},
 		{[]string{"path", "fast"}, `-path = "fast", want auto, direct, moments or columns`},
 		{[]string{"path", "moments", "attention", "softmax"}, "-path moments is exact for linear attention only"},
@@ -126,14 +143,30 @@ func TestFieldRanges(t *testing.T) {
 			t.Errorf("%v: err = %v, want %q", tc.flags, err, tc.want)
 		}
 	}
+	// Run's own: the full layer without the context lengths; fixed tasks
+	// with no effect.
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"layer", "full", "nu", "0.1"}, "-nu: the full layer's population loss needs the context lengths"},
+		{[]string{"tasks", "3"}, "-tasks: with -icl 1 every sequence is in-context and no in-weight test is computed here"},
+		{[]string{"w0", "1,2,3,4"}, "-w0: with -icl 1"},
+	} {
+		_, err := resolve(parseFlags(t, tc.flags...), 1e12, output.GroupSolver, output.GroupLaw)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("run %v: err = %v, want %q", tc.flags, err, tc.want)
+		}
+	}
 	// Values at the edges of the ranges are accepted.
 	for _, flags := range [][]string{
 		{"nu", "1"}, {"R", "4"}, {"T", "0"}, {"atol", "0"}, {"samples", "2"}, {"points", "2"}, {"icl", "0"},
 		{"test", "0"}, {"batch", "10000"}, {"ntp-max", "1"}, {"spectrum", "power:0", "D", "10"},
+		{"icl", "0", "w0", "1,2,3,4,5,6,7,8"}, {"icl", "0.5", "tasks", "16"},
 	} {
 		groups := allGroups
 		if flags[0] == "nu" {
-			groups = groups[:3] // train refuses -nu
+			groups = groups[:3] // train refuses -nu, the full layer needs N
 		}
 		if _, err := resolve(parseFlags(t, flags...), 1e12, groups...); err != nil {
 			t.Errorf("%v: %v", flags, err)

@@ -83,6 +83,9 @@ func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*
 	if reads[output.GroupTrain] {
 		steps = append(steps, func() error { return s.resolveTrain(s.def) })
 	}
+	if reads[output.GroupLaw] {
+		steps = append(steps, func() error { return s.resolveLaw(reads[output.GroupTrain]) })
+	}
 	if reads[output.GroupLandscape] {
 		steps = append(steps, s.resolveLandscape)
 	}
@@ -356,9 +359,15 @@ func (job *Job) build(s *Spec) error {
 	if job.Data, err = flow.NewData(s.lambda(), vecs, nu); err != nil {
 		return fmt.Errorf("-eigvecs: %w", err)
 	}
+	if job.Data, err = s.law(job.Data); err != nil {
+		return err
+	}
 	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}
 	if s.Model == "merged" {
 		model.Kind, model.R = flow.Merged, 0
+	}
+	if s.Layer == "full" {
+		model.Layer = flow.FullLayer
 	}
 	if job.System, err = flow.NewSystem(job.Data, model); err != nil {
 		return err

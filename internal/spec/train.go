@@ -48,14 +48,6 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 	if s.Attention != "linear" && s.Attention != "softmax" {
 		return fmt.Errorf("-attention = %q, want linear or softmax", s.Attention)
 	}
-	def("layer", func() { s.Layer = "full" })
-	if s.Layer != "full" && s.Layer != "reduced" {
-		return fmt.Errorf("-layer = %q, want full or reduced", s.Layer)
-	}
-	def("icl", func() { s.ICL = 1 })
-	if !(s.ICL >= 0 && s.ICL <= 1) {
-		return fmt.Errorf("-icl = %g, want a fraction c in [0, 1]", s.ICL)
-	}
 	def("test", func() { s.Test = DefaultTest })
 	if s.Test < 0 {
 		return fmt.Errorf("-test = %d, want ≥ 0 test sequences", s.Test)
@@ -77,21 +69,15 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 	default:
 		return fmt.Errorf("-path = %q, want auto, direct, moments or columns", s.Path)
 	}
-	def("data-seed", func() {
-		s.DataSeed = DefaultSeed
-		if s.Given("seed") {
-			s.DataSeed = s.Seed
-		}
-	})
 	// The estimate needs the shapes only: any Λ of the right dimension.
 	placeholder, err := flow.NewData(flow.White(s.D, 1), nil, 1)
+	if err == nil {
+		placeholder, err = placeholder.WithLengths(s.lengths())
+	}
 	if err != nil {
 		return err
 	}
-	cfg, err := s.trainConfig(placeholder)
-	if err != nil {
-		return err
-	}
+	cfg := s.trainConfig(placeholder)
 	if need, limit := cfg.EstimateBytes(), s.memoryLimit; need > limit {
 		return fmt.Errorf("-P = %d, -test = %d: the data need an estimated %s, more than the %s available; lower -P or -test, or use -path moments (linear attention)",
 			s.P, s.Test, formatBytes(need), formatBytes(limit))
@@ -99,16 +85,12 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 	return nil
 }
 
-// TrainConfig returns the training problem of a job resolved for train.
-func (j *Job) TrainConfig() (train.Config, error) {
-	return (&Spec{Spec: j.Spec}).trainConfig(j.Data)
-}
+// TrainConfig returns the training problem of a job resolved for train:
+// its data carry the context lengths and the task law.
+func (j *Job) TrainConfig() train.Config { return (&Spec{Spec: j.Spec}).trainConfig(j.Data) }
 
-// trainConfig returns the training problem on data: Λ from data, the
-// context lengths (-N or -ntp-max), the fraction -icl of in-context
-// sequences and the fixed task drawn from the data seed.
-func (s *Spec) trainConfig(data *flow.Data) (train.Config, error) {
-	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R}
+func (s *Spec) trainConfig(data *flow.Data) train.Config {
+	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R, Layer: flow.FullLayer}
 	if s.Model == "merged" {
 		m.Kind, m.R = flow.Merged, 0
 	}
@@ -117,21 +99,8 @@ func (s *Spec) trainConfig(data *flow.Data) (train.Config, error) {
 	}
 	if s.Layer == "reduced" {
 		m.Layer = flow.ReducedLayer
-	} else {
-		m.Layer = flow.FullLayer
-	}
-	lengths := flow.Lengths{N: s.N}
-	if s.Given("ntp-max") {
-		lengths = flow.Lengths{NTPMax: s.NTPMax}
-	}
-	data, err := data.WithLengths(lengths)
-	if err == nil {
-		data, err = data.WithTasks(flow.Tasks{ICL: s.ICL, Fixed: flow.FixedTasks(s.D, 1, s.DataSeed)})
-	}
-	if err != nil {
-		return train.Config{}, err
 	}
 	paths := map[string]train.Path{"auto": train.AutoPath, "direct": train.DirectPath, "moments": train.MomentsPath, "columns": train.ColumnsPath}
 	return train.Config{Model: m, Data: data, P: s.P, Test: s.Test, Seed: s.DataSeed,
-		Path: paths[s.Path], Batch: s.Batch, Tau: s.Tau}, nil
+		Path: paths[s.Path], Batch: s.Batch, Tau: s.Tau}
 }
