@@ -21,7 +21,8 @@ type runData struct {
 	lambda    []float64 // Lambda (D, D)
 	eigvecs   []float64 // (D, D), columns e_d
 	eigvals   []float64 // (D,)
-	levels    []float64 // plateaus (D+1,): L(M_m)
+	levels    []float64 // plateaus (D+1,): L(M_m); under fixed tasks those read off the run
+	fixed     bool      // fixed tasks (-icl < 1): the plateaus have no theory
 	trans     []float64 // observed drop times t_m
 	transM    []int64   // their m
 	h, d, r   int
@@ -50,7 +51,8 @@ func readRun(f *file) (*runData, error) {
 		return nil, err
 	}
 	rd.d = len(rd.eigvals)
-	if len(rd.levels) != rd.d+1 {
+	rd.fixed = f.spec.Given("icl") && f.spec.ICL < 1
+	if len(rd.levels) != rd.d+1 && !rd.fixed {
 		return nil, fmt.Errorf("%s: %d plateau levels for D = %d, want D+1", f.path, len(rd.levels), rd.d)
 	}
 	if rd.transM, _, err = f.Ints(output.TransitionM, len(rd.trans)); err != nil {
@@ -90,7 +92,11 @@ func runFigure(f *file, opt Options) (*Figure, error) {
 	heads := learnedHeads(rd)
 	lossPanel := runLossPanel(f, rd, log, fig)
 	vPanel := valuePanel(rd, heads, log)
-	panels := []*Panel{lossPanel, vPanel}
+	panels := []*Panel{lossPanel}
+	if tp := testPanel(f, rd.t, log); tp != nil {
+		panels = append(panels, tp)
+	}
+	panels = append(panels, vPanel)
 	if !rd.merged {
 		panels = append(panels, alignmentPanel(rd, heads, log))
 	}
@@ -103,7 +109,7 @@ func runFigure(f *file, opt Options) (*Figure, error) {
 		fig.Grid = append(fig.Grid, []*Panel{p})
 	}
 	panels[len(panels)-1].XLabel = "t / τ"
-	fig.Heights = []float64{1.5, 1, 1}[:len(panels)]
+	fig.Heights = append([]float64{1.5}, slices.Repeat([]float64{1}, len(panels)-1)...)
 	fig.Height = vg.Length(0.9+1.45*float64(len(panels))) * vg.Inch
 	_, _, n := onAxis(rd.t, rd.loss, log)
 	fig.addNote(droppedNote(n))
@@ -152,9 +158,45 @@ func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
 	return p
 }
 
+// testPanel draws the test losses a file holds, nil without them: the
+// in-context and in-weight test losses of a run (exact) or of a training
+// run (on the test sequences, solid) beside the population flow's (exact,
+// dashed).
+func testPanel(f *file, t []float64, log bool) *Panel {
+	p := &Panel{YLabel: "test loss", Legend: BottomLeft}
+	add := func(name, label string, c color.Color, dashed bool) {
+		if a, err := f.Array(name, len(t)); err == nil {
+			x, y, _ := onAxis(t, a.Float, log)
+			p.Curves = append(p.Curves, Curve{Label: label, X: x, Y: y, Color: c, Dashed: dashed})
+		}
+	}
+	what := ""
+	if f.trained {
+		what = " (test sequences)"
+	}
+	add(output.TestICL, "in-context"+what, okabeIto[2], false)
+	add(output.TestIWL, "in-weight"+what, okabeIto[4], false)
+	if f.trained {
+		add(output.FlowTestICL, "in-context (exact flow)", okabeIto[2], true)
+		add(output.FlowTestIWL, "in-weight (exact flow)", okabeIto[4], true)
+	}
+	if len(p.Curves) == 0 {
+		return nil
+	}
+	return p
+}
+
 // reachableLevels are the plateaus m the model can visit: 0 … min(D, R·H)
-// for the separate model, 0 and D for the merged one.
+// for the separate model, 0 and D for the merged one; under fixed tasks
+// the plateaus read off the run, all of them.
 func reachableLevels(rd *runData) []int {
+	if rd.fixed {
+		ms := make([]int, len(rd.levels))
+		for m := range ms {
+			ms[m] = m
+		}
+		return ms
+	}
 	if rd.merged {
 		return []int{0, rd.d}
 	}
@@ -375,6 +417,12 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 		if f.spec.White == 1 {
 			parts[len(parts)-1].text = "Λ = I"
 		}
+	}
+	if f.spec.Layer == "full" {
+		parts = append(parts, struct{ field, text string }{"layer", "full layer"})
+	}
+	if f.spec.Given("icl") && f.spec.ICL < 1 {
+		parts = append(parts, struct{ field, text string }{"icl", fmt.Sprintf("c = %g, K = %d", f.spec.ICL, f.spec.Tasks)})
 	}
 	var out []string
 	for _, p := range parts {
