@@ -72,6 +72,9 @@ type System struct {
 	d, n int
 	// ExpressivityLimited reports R·H < D for the separate model: the layer
 	// cannot represent every map and the global minimum is not reachable.
+	// Under fixed tasks the full layer is limited unless H ≥ D + 1 (and
+	// R = D, separate): only then can it take any coefficients
+	// (docs/math.md, "Least loss"), and its least loss is not known.
 	ExpressivityLimited bool
 
 	lam2  []float64 // λ_d²

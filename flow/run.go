@@ -353,7 +353,7 @@ func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
 		return fmt.Errorf("flow: Tol = %g, want a relative tolerance in (0, 1)", rs.Tol)
 	}
 	if math.IsNaN(s.MinLoss()) {
-		return errors.New("flow: the least loss of an expressivity-limited reduced layer (R·H < D) under fixed tasks is not known, so a run cannot stop at it; give a final time T")
+		return errors.New("flow: under fixed tasks the least loss of this layer is not known (a reduced separate layer with R·H < D, or a full layer with H ≤ D heads or, separate, R < D), so a run cannot stop at it; give a final time T")
 	}
 	gap := s.Loss(y0) - s.MinLoss()
 	if !(gap > 0) {

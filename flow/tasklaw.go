@@ -31,8 +31,11 @@ func (s *System) initTaskLaw() error {
 		s.law.cov = newTaskCovariance(s)
 	}
 	s.law.minLoss = math.NaN()
+	if s.Model.Layer == FullLayer && !s.Data.InContext() {
+		s.ExpressivityLimited = s.Model.H < s.d+1 || (s.Model.Kind == Separate && s.Model.R < s.d)
+	}
 	switch {
-	case s.Data.InContext():
+	case s.Data.InContext(), s.ExpressivityLimited:
 	case s.law.full != nil:
 		s.law.minLoss, _, err = s.law.full.train.Minimum()
 		if err != nil {

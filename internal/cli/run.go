@@ -200,7 +200,10 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 	if runErr != nil {
 		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", status, runErr)
 	}
-	if s.ExpressivityLimited {
+	switch {
+	case s.ExpressivityLimited && !s.Data.InContext():
+		fmt.Fprintf(w, "note: this layer may not reach the least loss under fixed tasks (the full layer needs H ≥ D+1 and, separate, R = D); L_min is not known\n")
+	case s.ExpressivityLimited:
 		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
 			s.Model.R*s.Model.H, s.Model.R*s.Model.H, s.Model.R*s.Model.H)
 	}
@@ -217,12 +220,15 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 			}
 			fmt.Fprintf(w, "m=%-6d %-14.6g %-14s\n", tn.M, tn.T, p)
 		}
-		if missing && s.Model.Kind == flow.Separate && s.Model.R == 1 {
+		if missing && s.Model.Kind == flow.Separate && s.Model.R == 1 && s.Data.InContext() {
 			fmt.Fprintf(w, "—: the 1-D theory started at t_{m−1} gives no estimate for this drop (see linattn reduced)\n")
 		}
 	}
 	final := tr.Loss[len(tr.Loss)-1]
-	fmt.Fprintf(w, "\nfinal loss %.10g; L_min = %.10g (gap %.3g)", final, s.MinLoss(), final-s.MinLoss())
+	fmt.Fprintf(w, "\nfinal loss %.10g", final)
+	if lmin := s.MinLoss(); !math.IsNaN(lmin) {
+		fmt.Fprintf(w, "; L_min = %.10g (gap %.3g)", lmin, final-lmin)
+	}
 	if last := len(tr.Times) - 1; tr.TestICL != nil {
 		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g", tr.TestICL[last], tr.TestIWL[last])
 	}
