@@ -125,6 +125,10 @@ const (
 	Stopped                   // L − L_min ≤ StopTol before T
 	Interrupted               // the context was canceled or the Observer returned an error
 	Failed                    // the integrator failed, or no convergence by Horizon·τ
+	// Settled: T = 0 with a least loss that is not known (MinLoss NaN):
+	// after its first drop the loss moved by less than Tol·(L(0) − L_lb)
+	// over a whole decade of time (settleDetector).
+	Settled
 )
 
 func (s Status) String() string {
@@ -141,6 +145,8 @@ func (s Status) String() string {
 		return "interrupted"
 	case Failed:
 		return "failed"
+	case Settled:
+		return "settled"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -257,8 +263,10 @@ func (s *System) levels() []Transition {
 // levels given it reads the drops off it (findDrops).
 func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels []Transition) (*Trajectory, error) {
 	untilConverged := rs.T == 0
+	var settle *settleDetector
 	if untilConverged {
-		if err := s.convergenceSettings(y0, &rs); err != nil {
+		var err error
+		if settle, err = s.convergenceSettings(y0, &rs); err != nil {
 			return nil, err
 		}
 	}
@@ -282,14 +290,6 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	}
 	lossAt := ode.CacheByTime(s.LossEigen)
 	path := newPathRecorder(s, y0)
-	observer := func(st *ode.Step) error {
-		loss := lossAt(st.T1, st.Y1)
-		path.add(st.T1, loss)
-		if rs.Observer != nil {
-			return rs.Observer(st.T1, st.Y1, loss)
-		}
-		return nil
-	}
 	// The analytic Jacobian serves Rodas5P, alone or inside an Auto method;
 	// the other methods never call it.
 	prob := ode.Problem{Func: s.Func(), Jac: s.Jac(), T0: 0, T1: rs.T, Y0: s.ToEigen(nil, y0), Autonomous: true}
@@ -305,7 +305,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		// and needs no sampling inside a step: the step ends suffice, and
 		// the continuous extension is built only where a crossing occurs.
 		EventSamples: 1,
-		Observer:     observer,
+		Observer:     passObserver(rs.Observer, path, settle, lossAt),
 		Dense:        rs.DenseBytes > 0,
 		DenseLimit:   max(1, rs.DenseBytes/8),
 	})
@@ -317,18 +317,43 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	if levels == nil && !s.Data.InContext() {
 		s.findDrops(tr)
 	}
+	return tr, s.passStatus(tr, res, err, untilConverged, rs)
+}
+
+// passObserver records the loss path at every accepted step, watches for
+// a settled run, and calls the user's observer.
+func passObserver(user func(float64, []float64, float64) error, path *pathRecorder, settle *settleDetector,
+	lossAt func(float64, []float64) float64) func(*ode.Step) error {
+	return func(st *ode.Step) error {
+		loss := lossAt(st.T1, st.Y1)
+		path.add(st.T1, loss)
+		if settle != nil && settle.add(st.T1, loss) {
+			return errSettled
+		}
+		if user != nil {
+			return user(st.T1, st.Y1, loss)
+		}
+		return nil
+	}
+}
+
+// passStatus sets the status of the pass tr ended by the solve res with
+// err, and returns the pass's error.
+func (s *System) passStatus(tr *Trajectory, res *ode.Result, err error, untilConverged bool, rs RunSettings) error {
 	switch {
+	case errors.Is(err, errSettled):
+		tr.Status = Settled
 	case err != nil:
 		tr.Status = Failed
 		var oe *ode.Error
 		if errors.As(err, &oe) && (oe.Status == ode.Canceled || oe.Status == ode.Stopped) {
 			tr.Status = Interrupted
 		}
-		return tr, fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
+		return fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
 	case untilConverged && res.Status != ode.TerminalEvent:
 		tr.Status = Failed
-		return tr, fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
-			Horizon, tr.FinalLoss, s.MinLoss()+rs.StopTol)
+		return fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
+			Horizon, tr.FinalLoss, s.lossFloor()+rs.StopTol)
 	case untilConverged:
 		tr.Status = Converged
 	case res.Status == ode.TerminalEvent:
@@ -336,31 +361,35 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	default:
 		tr.Status = ReachedT
 	}
-	return tr, nil
+	return nil
 }
 
 // convergenceSettings turns a run until converged (rs.T = 0) into a run to
-// the horizon that stops at L − L_min ≤ Tol·(L(0) − L_min).
-func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) error {
+// the horizon that stops at L − L_min ≤ Tol·(L(0) − L_min). Where the
+// least loss L_min is not known (MinLoss NaN), L_min is the least loss
+// over all coefficients, a lower bound, and the run also stops when it has
+// settled (settleDetector).
+func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) (*settleDetector, error) {
 	if rs.StopTol != 0 {
-		return fmt.Errorf("flow: StopTol = %g with T = 0: a run until converged takes Tol", rs.StopTol)
+		return nil, fmt.Errorf("flow: StopTol = %g with T = 0: a run until converged takes Tol", rs.StopTol)
 	}
 	tol := rs.Tol
 	if tol == 0 {
 		tol = DefaultTol
 	}
 	if !(tol > 0 && tol < 1) {
-		return fmt.Errorf("flow: Tol = %g, want a relative tolerance in (0, 1)", rs.Tol)
+		return nil, fmt.Errorf("flow: Tol = %g, want a relative tolerance in (0, 1)", rs.Tol)
 	}
-	if math.IsNaN(s.MinLoss()) {
-		return errors.New("flow: under fixed tasks the least loss of this layer is not known (a reduced separate layer with R·H < D, or a full layer with H ≤ D heads or, separate, R < D), so a run cannot stop at it; give a final time T")
-	}
-	gap := s.Loss(y0) - s.MinLoss()
+	l0 := s.Loss(y0)
+	gap := l0 - s.lossFloor()
 	if !(gap > 0) {
-		return fmt.Errorf("flow: the initial loss is already L_min (gap %g); give a final time T", gap)
+		return nil, fmt.Errorf("flow: the initial loss is already L_min (gap %g); give a final time T", gap)
 	}
 	rs.T, rs.StopTol = Horizon*s.Model.Tau, tol*gap
-	return nil
+	if !math.IsNaN(s.MinLoss()) {
+		return nil, nil
+	}
+	return &settleDetector{l0: l0, tol: tol * gap, drop: MinDropFraction * gap}, nil
 }
 
 // checkState validates Run's initial state.
@@ -407,7 +436,7 @@ func (s *System) runEvents(levels []Transition, stopTol float64, lossAt func(flo
 		})
 	}
 	if stopTol > 0 {
-		target := s.MinLoss() + stopTol
+		target := s.lossFloor() + stopTol
 		events = append(events, ode.Event{
 			Func:      func(t float64, y []float64) float64 { return lossAt(t, y) - target },
 			Direction: ode.Falling,

@@ -16,8 +16,9 @@ type taskLaw struct {
 	full *fullLayer
 	cov  *taskCovariance
 	// minLoss is the least loss over every map of the layer when the tasks
-	// are not all in-context (NaN when the layer cannot reach every map).
-	minLoss float64
+	// are not all in-context (NaN when the layer cannot reach every map);
+	// bound is the least loss over every map, a lower bound.
+	minLoss, bound float64
 	tests   testLosses
 }
 
@@ -30,19 +31,20 @@ func (s *System) initTaskLaw() error {
 	} else if !s.Data.InContext() {
 		s.law.cov = newTaskCovariance(s)
 	}
-	s.law.minLoss = math.NaN()
-	if s.Model.Layer == FullLayer && !s.Data.InContext() {
-		s.ExpressivityLimited = s.Model.H < s.d+1 || (s.Model.Kind == Separate && s.Model.R < s.d)
+	s.law.minLoss, s.law.bound = math.NaN(), math.NaN()
+	if s.Data.InContext() {
+		return nil
 	}
-	switch {
-	case s.Data.InContext(), s.ExpressivityLimited:
-	case s.law.full != nil:
-		s.law.minLoss, _, err = s.law.full.train.Minimum()
-		if err != nil {
+	if s.Model.Layer == FullLayer {
+		s.ExpressivityLimited = s.Model.H < s.d+1 || (s.Model.Kind == Separate && s.Model.R < s.d)
+		if s.law.bound, _, err = s.law.full.train.Minimum(); err != nil {
 			return fmt.Errorf("flow: the full layer's population loss: %w", err)
 		}
-	case !s.ExpressivityLimited:
-		s.law.minLoss = s.law.cov.minLoss()
+	} else {
+		s.law.bound = s.law.cov.minLoss()
+	}
+	if !s.ExpressivityLimited {
+		s.law.minLoss = s.law.bound
 	}
 	return nil
 }
