@@ -19,7 +19,7 @@ type taskLaw struct {
 	// are not all in-context (NaN when the layer cannot reach every map);
 	// bound is the least loss over every map, a lower bound.
 	minLoss, bound float64
-	tests   testLosses
+	tests          testLosses
 }
 
 func (s *System) initTaskLaw() error {
