@@ -413,3 +413,38 @@ func TestTestLossesInContext(t *testing.T) {
 		t.Errorf("in-weight test loss %g", iwl)
 	}
 }
+
+// TestInContextLearningIsTransient is the finding of docs/math.md ("Is
+// in-context learning transient?"): after its first drop the exact
+// in-context test loss rises again, by 19% of its least value with one
+// fixed task and c = 0.3, and by far less (below 0.01%) with sixteen
+// tasks and c = 0.9, but still rises.
+func TestInContextLearningIsTransient(t *testing.T) {
+	for _, tc := range []struct {
+		c        float64
+		k        int
+		min, max float64 // bounds of the largest rise, relative to the running minimum
+	}{{0.3, 1, 0.15, 0.25}, {0.9, 16, 1e-6, 1e-4}} {
+		s := icliwlSystem(t, tc.c, tc.k)
+		y0, _ := s.Init(3e-5, 3)
+		tr, err := s.Run(context.Background(), y0, RunSettings{TestLosses: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rise, run := 0.0, math.Inf(1)
+		least := tr.TestICL[0]
+		for _, v := range tr.TestICL {
+			least = math.Min(least, v)
+		}
+		for _, v := range tr.TestICL {
+			if run == math.Inf(1) && v > 0.5*(tr.TestICL[0]+least) {
+				continue // before its first drop
+			}
+			run = math.Min(run, v)
+			rise = math.Max(rise, (v-run)/run)
+		}
+		if rise < tc.min || rise > tc.max {
+			t.Errorf("c = %g, K = %d: the in-context test loss rises by %.3g of its minimum after its first drop, want [%g, %g]", tc.c, tc.k, rise, tc.min, tc.max)
+		}
+	}
+}
