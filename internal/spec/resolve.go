@@ -370,7 +370,7 @@ func (job *Job) build(s *Spec) error {
 		model.Layer = flow.FullLayer
 	}
 	if job.System, err = flow.NewSystem(job.Data, model); err != nil {
-		return err
+		return fmt.Errorf("-layer %s, -D = %d: %w", s.Layer, s.D, err)
 	}
 	switch {
 	case s.Given("init"):
@@ -465,6 +465,9 @@ func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
 	if reads[output.GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
 		words += float64(s.Samples) * perSample
+	}
+	if reads[output.GroupLaw] && s.Layer == "full" {
+		words += flow.FullLayerBytes(s.D) / 8 // the moments of the full layer's features
 	}
 	if reads[output.GroupLandscape] && s.Stability && s.D <= 30 {
 		// One Jacobian of n² and its eigen-decomposition at a time, and the
