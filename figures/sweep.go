@@ -38,6 +38,7 @@ type sweepData struct {
 	hue, style         string
 	runs               []sweepRun
 	median             bool
+	dropsOnly          bool     // the runs are of linattn reduced: the drop times alone
 	replicates, hidden []string // fields summarized over, and those not told apart
 }
 
@@ -67,8 +68,14 @@ func sweepFigure(f *file, opt Options) (*Figure, error) {
 		fig.addNote(fmt.Sprintf("%d of %d runs not drawn: failed or not run (their errors are in index.json)", n, len(f.idx.Rows)))
 	}
 	sd.notes(fig)
-	loss := sweepLossPanels(sd, opt.XScale != "lin", fig)
 	drops := sweepDropPanel(sd)
+	if sd.dropsOnly {
+		fig.Grid = [][]*Panel{{drops}}
+		fig.Width, fig.Height = columnWidth, 3*vg.Inch
+		fig.MinWidth, fig.MinHeight = minWidth, minHeight(1)
+		return fig, nil
+	}
+	loss := sweepLossPanels(sd, opt.XScale != "lin", fig)
 	if !opt.Panels {
 		fig.Grid = [][]*Panel{{loss[0]}, {drops}}
 		fig.Heights = []float64{1.5, 1}
@@ -130,10 +137,11 @@ func readSweep(f *file, opt Options) (*sweepData, error) {
 		if row.Status != "complete" && row.Status != "incomplete" {
 			continue
 		}
-		r, err := readSweepRun(filepath.Join(dir, filepath.FromSlash(row.File)))
+		r, err := readSweepRun(filepath.Join(dir, filepath.FromSlash(row.File)), row)
 		if err != nil {
 			return nil, fmt.Errorf("run %d of %s: %w", row.Run, f.path, err)
 		}
+		sd.dropsOnly = sd.dropsOnly || r.t == nil
 		r.run, r.incomplete, r.params = row.Run, row.Status == "incomplete", map[string]string{}
 		for _, name := range f.idx.Swept {
 			r.params[name] = compactJSON(row.Params[name])
@@ -185,14 +193,25 @@ func (sd *sweepData) assign(panels bool) {
 	}
 }
 
-func readSweepRun(path string) (sweepRun, error) {
+// readSweepRun reads a run of a sweep: the loss and the drops of a run of
+// linattn run or train, or only the drops (from its row) of linattn
+// reduced.
+func readSweepRun(path string, row output.IndexRow) (sweepRun, error) {
 	var r sweepRun
 	f, err := open(path)
 	if err != nil {
 		return r, err
 	}
-	if f.kind != "run" {
-		return r, fmt.Errorf("%s is the output of linattn %s; the figure of a sweep draws runs of linattn run or train (draw this output with linattn plot %s)", path, f.command(), path)
+	switch f.kind {
+	case "run":
+	case "reduced":
+		r.file, r.trans = f, row.Transitions
+		for _, m := range row.TransitionM {
+			r.transM = append(r.transM, int64(m))
+		}
+		return r, nil
+	default:
+		return r, fmt.Errorf("%s is the output of linattn %s, which has no figure over a sweep; draw one output: linattn plot %s", path, f.command(), path)
 	}
 	if err := f.vectors([]string{output.Times, output.Loss, output.Plateaus, output.Transitions}, &r.t, &r.loss, &r.levels, &r.trans); err != nil {
 		return r, err

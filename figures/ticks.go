@@ -22,8 +22,8 @@ func logAxis(ax *plot.Axis) {
 // powerText), every decade up to about six labels and every few decades
 // beyond, or fewer where room (the axis's length, when set) is too short
 // for them; unlabelled minor ticks mark 2…9 times the powers when every
-// decade is labelled. Over less than a decade it falls back to plain
-// ticks.
+// decade is labelled. Within a decade it marks round values as
+// linearTicks does.
 type logTicks struct {
 	room     vg.Length
 	vertical bool
@@ -32,7 +32,7 @@ type logTicks struct {
 func (lt logTicks) Ticks(lo, hi float64) []plot.Tick {
 	a, b := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	if b-a < 2 && math.Pow(10, a+1) > hi {
-		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+		return linearTicks(lt).Ticks(lo, hi) // within a decade: round values
 	}
 	pos := func(v float64) float64 { return (math.Log10(v) - math.Log10(lo)) / (math.Log10(hi) - math.Log10(lo)) }
 	for step := math.Max(1, math.Ceil((b-a)/6)); ; step++ {
