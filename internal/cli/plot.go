@@ -6,12 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/linattn/linattn/figures"
+	"github.com/linattn/linattn/output"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -76,11 +75,17 @@ func plotMain(_ context.Context, stdout, stderr io.Writer, args []string) int {
 	if target == "" {
 		target = strings.TrimSuffix(files[0], ".npz") + ".png"
 	}
-	if err := checkFigurePath(target); err != nil {
-		return usageErr("%v", err)
+	if _, err := figures.FormatOf(target); err != nil {
+		return usageErr("-o: %v", err)
 	}
 	fig, err := figures.Load(files[0], figures.Options{XScale: *xscale, By: *by, Panels: *panels, View: *view})
 	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := fig.CheckSize(sz); err != nil {
+		return usageErr("-size: %v", err)
+	}
+	if err := checkFigurePath(target); err != nil {
 		return usageErr("%v", err)
 	}
 	if err := fig.Save(target, sz); err != nil {
@@ -127,21 +132,14 @@ func parseSize(text string, dpi int) (figures.Size, error) {
 }
 
 // checkFigurePath validates a figure's path before any work: a known
-// extension in a writable directory.
+// extension in a directory that exists or can be created.
 func checkFigurePath(path string) error {
 	if _, err := figures.FormatOf(path); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("-o %s: directory %s does not exist; create it first", path, dir)
+	if err := output.PrepareDir(path); err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
 	}
-	probe, err := os.CreateTemp(dir, ".linattn-probe*")
-	if err != nil {
-		return fmt.Errorf("-o %s: directory %s is not writable", path, dir)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }
 
