@@ -72,9 +72,6 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		}
 		return usageErr("unexpected arguments %q (directories go with -merge)", fs.Args())
 	}
-	if *specFile == "" {
-		return usageErr("-spec FILE.json is required")
-	}
 	c := commands[*command]
 	if c == nil {
 		return usageErr("-command = %q, want run, train, reduced or landscape", *command)
@@ -89,16 +86,9 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if !ok {
 		return usageErr("-shard = %q, want I/N with 0 ≤ I < N", *shard)
 	}
-	b, err := os.ReadFile(*specFile)
+	sw, err := loadSweep(*specFile, c)
 	if err != nil {
-		return usageErr("-spec: %v", err)
-	}
-	sw, err := output.ParseSweep(b)
-	if err == nil {
-		err = readsAll(c, sw.Fields())
-	}
-	if err != nil {
-		return usageErr("-spec %s: %v", *specFile, err)
+		return usageErr("%v", err)
 	}
 	out := *dir
 	if out == "" {
@@ -129,6 +119,25 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// loadSweep reads the sweep spec of command c at path.
+func loadSweep(path string, c *command) (*output.Sweep, error) {
+	if path == "" {
+		return nil, errors.New("-spec FILE.json is required")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-spec: %w", err)
+	}
+	sw, err := output.ParseSweep(b)
+	if err == nil {
+		err = readsAll(c, sw.Fields())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-spec %s: %w", path, err)
+	}
+	return sw, nil
 }
 
 // readsAll checks that command c reads every field of a sweep spec.
