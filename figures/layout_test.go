@@ -257,3 +257,37 @@ func TestRunFigureShowsFinalPlateau(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutProblemsFindsThem: the check of TestLayoutCoversNoData finds
+// a text on a curve, a text on a marker, a text in a band, two texts
+// that overlap and a text off the canvas, and passes a clear layout.
+func TestLayoutProblemsFindsThem(t *testing.T) {
+	t.Parallel()
+	rect := func(x0, y0, x1, y1 vg.Length) vg.Rectangle {
+		return vg.Rectangle{Min: vg.Point{X: x0, Y: y0}, Max: vg.Point{X: x1, Y: y1}}
+	}
+	text := func(r vg.Rectangle) figures.PlacedText { return figures.PlacedText{Kind: "label", Text: "x", Box: r} }
+	ink := figures.Ink{
+		Lines: [][]vg.Point{{{X: 0, Y: 50}, {X: 100, Y: 50}}},
+		Marks: []vg.Rectangle{rect(60, 80, 64, 84)},
+		Areas: [][]vg.Point{{{X: 10, Y: 10}, {X: 40, Y: 10}, {X: 40, Y: 30}, {X: 10, Y: 30}}},
+	}
+	for _, tc := range []struct {
+		texts []figures.PlacedText
+		want  string
+	}{
+		{[]figures.PlacedText{text(rect(5, 60, 30, 70))}, ""},
+		{[]figures.PlacedText{text(rect(40, 45, 50, 55))}, "covers data"},
+		{[]figures.PlacedText{text(rect(40, 50.5, 50, 60))}, "covers data"}, // within half a curve's width
+		{[]figures.PlacedText{text(rect(55, 75, 61, 81))}, "covers data"},
+		{[]figures.PlacedText{text(rect(20, 15, 25, 20))}, "covers data"}, // inside a band
+		{[]figures.PlacedText{text(rect(5, 60, 30, 70)), text(rect(20, 65, 40, 75))}, "overlaps"},
+		{[]figures.PlacedText{text(rect(90, 90, 110, 95))}, "off the canvas"},
+	} {
+		lay := &figures.Layout{Canvas: rect(0, 0, 100, 100), Panels: []*figures.PanelLayout{{Ink: ink, Texts: tc.texts}}}
+		got := strings.Join(layoutProblems(lay), "; ")
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("texts at %v: problems %q, want %q", tc.texts[0].Box, got, tc.want)
+		}
+	}
+}
