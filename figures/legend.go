@@ -36,7 +36,7 @@ type placedLegend struct {
 // the spacing of the lines, the margin around them, and the inset from the
 // data area's edges.
 const (
-	thumbWidth    = 14
+	thumbWidth    = 17 // 4 + 2.5 + 4 + 2.5 + 4: a dashed sample ends on a whole dash
 	thumbGap      = 3
 	legendPad     = 0.5
 	legendMargin  = 2

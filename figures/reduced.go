@@ -96,7 +96,7 @@ func reducedCurvesPanel(i, n int, m, head int64, curveDrop []int64, t, full, red
 // deviationPanel: the largest deviation of the learning head's |v| from
 // the 1-D theory after the head is aligned, relative to v*, per drop.
 func deviationPanel(drops []int64, dev []float64) *Panel {
-	p := &Panel{Title: "flow against 1-D theory", XLabel: "drop m", YLabel: "max |v − v₁D| / v*", YLog: true}
+	p := &Panel{Title: "flow against 1-D theory", XLabel: "drop m", YLabel: "max |Δv| / v*", YLog: true}
 	pts := Points{Color: black}
 	for i, m := range drops {
 		p.XTicks = append(p.XTicks, Tick{Value: float64(m), Label: fmt.Sprint(m)})
@@ -116,9 +116,9 @@ func deviationPanel(drops []int64, dev []float64) *Panel {
 // and started at the previous drop (open; −1 in the file when there is
 // none).
 func dropTimesPanel(drops []int64, obs, pred, fromStart []float64) *Panel {
-	p := &Panel{Title: "drop times", XLabel: "observed / τ", YLabel: "predicted / τ", XLog: true, YLog: true, Legend: TopLeft}
-	aligned := Points{Label: "1-D theory from the aligned head", Color: okabeIto[0]}
-	early := Points{Label: "1-D theory from the previous drop", Color: okabeIto[1], Open: true, Square: true}
+	p := &Panel{Title: "drop times: 1-D theory", XLabel: "observed / τ", YLabel: "predicted / τ", XLog: true, YLog: true, Legend: TopLeft}
+	aligned := Points{Label: "from the aligned head", Color: okabeIto[0]}
+	early := Points{Label: "from the previous drop", Color: okabeIto[1], Open: true, Square: true}
 	for i := range drops {
 		if obs[i] <= 0 {
 			continue
