@@ -19,9 +19,9 @@ func textStyle(size vg.Length) text.Style {
 	return text.Style{Color: color.Black, Font: textFont(size), Handler: powerText{text.Plain{Fonts: font.DefaultCache}}}
 }
 
-// plot builds the gonum plot of a panel: axes, curves, markers, reference
-// lines and heat map; the legend and the labels of the reference lines are
-// drawn after it (drawExtras).
+// plot builds the gonum plot of a panel: axes, bands, curves, markers,
+// error bars, reference lines and heat map; the texts and the legend are
+// drawn after it (layout).
 func (p *Panel) plot() *plot.Plot {
 	pl := plot.New()
 	for _, ax := range []*plot.Axis{&pl.X, &pl.Y} {
@@ -48,15 +48,15 @@ func (p *Panel) plot() *plot.Plot {
 	for _, v := range p.VLines {
 		pl.Add(refLine(v.Value, false))
 	}
+	for _, b := range p.Bands {
+		pl.Add(band{b})
+	}
 	for _, c := range p.Curves {
 		pl.Add(curve(c))
 	}
 	p.setAxes(pl)
 	for _, pts := range p.Points {
-		pl.Add(scatter(pts))
-		if len(pts.Text) > 0 {
-			pl.Add(pointText{pts})
-		}
+		pl.Add(errorBars{pts}, scatter(pts))
 	}
 	return pl
 }
@@ -131,7 +131,10 @@ func (p *Panel) dataY() (float64, float64) {
 		ys = append(ys, c.Y)
 	}
 	for _, pt := range p.Points {
-		ys = append(ys, pt.Y)
+		ys = append(ys, pt.Y, pt.Lo, pt.Hi)
+	}
+	for _, b := range p.Bands {
+		ys = append(ys, b.Lo, b.Hi)
 	}
 	hl := make([]float64, len(p.HLines))
 	for i, h := range p.HLines {

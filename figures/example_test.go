@@ -30,13 +30,19 @@ func ExampleRun() {
 	fmt.Println(fig.Title)
 	for _, row := range fig.Grid {
 		p := row[0]
-		fmt.Printf("%q: %d curves, %d reference levels\n", p.YLabel, len(p.Curves), len(p.HLines))
+		held := 0
+		for _, c := range p.Curves {
+			if c.Dotted { // the converged run's final state, drawn on to the end of the axis
+				held++
+			}
+		}
+		fmt.Printf("%q: %d curves, %d held, %d reference levels\n", p.YLabel, len(p.Curves)-held, held, len(p.HLines))
 	}
 	fmt.Println(fig.Write(io.Discard, "svg", figures.Size{})) // or fig.Save("run.png", figures.Size{})
 	// Output:
 	// separate key–query, D = 4, H = 4, R = 1, ν = 0.03226
-	// "loss": 1 curves, 5 reference levels
-	// "value weight vᵢ": 4 curves, 0 reference levels
-	// "key alignment": 4 curves, 0 reference levels
+	// "loss": 1 curves, 1 held, 5 reference levels
+	// "value weight vᵢ": 4 curves, 4 held, 0 reference levels
+	// "key alignment": 4 curves, 4 held, 0 reference levels
 	// <nil>
 }

@@ -24,8 +24,13 @@ type Figure struct {
 	// Widths weights the columns of the rows with len(Widths) panels (nil:
 	// equal).
 	Widths []float64
-	// Width and Height are the default size.
-	Width, Height vg.Length
+	// Width and Height are the default size; MinWidth and MinHeight the
+	// smallest at which everything fits (Write refuses smaller sizes).
+	Width, Height       vg.Length
+	MinWidth, MinHeight vg.Length
+	// Caption, when set, is a sentence under the grid that the figure
+	// needs to be read right.
+	Caption string
 	// Notes say what the figure leaves out or approximates, one line each;
 	// the command prints them.
 	Notes []string
@@ -48,6 +53,8 @@ type Panel struct {
 
 	Curves []Curve
 	Points []Points
+	// Bands are shaded areas between two curves, drawn under the curves.
+	Bands []Band
 	// HLines and VLines are reference lines across the panel.
 	HLines []RefLine
 	VLines []RefLine
@@ -56,8 +63,9 @@ type Panel struct {
 	// maps from −ColorBar to ColorBar.
 	ColorBar float64
 
-	// Legend is the corner the legend prefers; it goes to the corner where
-	// it hides the fewest points, or Outside, to the right of the panel.
+	// Legend is where the legend prefers to go: the first of that corner,
+	// the other corners and the middles of the edges where it covers no
+	// data, or else Outside, to the right of the panel.
 	Legend Placement
 }
 
@@ -79,14 +87,28 @@ type Curve struct {
 	X, Y   []float64
 	Color  color.Color
 	Dashed bool
-	Thin   bool
+	Dotted bool // a value held, not computed (a converged run's final state)
+	// Dash, when positive, picks a dash pattern of its own (dashes): the
+	// line style of a swept field's values.
+	Dash int
+	Thin bool
 }
 
-// Points are markers at (X[i], Y[i]), with an optional text beside each.
+// Band is the area between the curves (X[i], Lo[i]) and (X[i], Hi[i]),
+// shaded in a light tint of Color: the spread around a median.
+type Band struct {
+	Label     string // legend entry; empty for none
+	X, Lo, Hi []float64
+	Color     color.Color
+}
+
+// Points are markers at (X[i], Y[i]), with an optional text beside each
+// and optional vertical bars from Lo[i] to Hi[i].
 type Points struct {
 	Label  string // legend entry; empty for none
 	X, Y   []float64
 	Text   []string
+	Lo, Hi []float64
 	Color  color.Color
 	Open   bool // hollow markers
 	Square bool // squares instead of circles
@@ -116,6 +138,7 @@ const (
 	BottomLeft
 	BottomRight
 	Outside // to the right of the panel
+	Below   // under the whole grid, in as many columns as fit: a legend of every panel
 )
 
 // legendEntries counts a panel's legend entries.
@@ -128,6 +151,11 @@ func (p *Panel) legendEntries() int {
 	}
 	for _, pt := range p.Points {
 		if pt.Label != "" {
+			n++
+		}
+	}
+	for _, b := range p.Bands {
+		if b.Label != "" {
 			n++
 		}
 	}
@@ -145,7 +173,9 @@ type Options struct {
 	Panels bool
 	// View is the figure of a run file: "dynamics" (the default: loss,
 	// value weights, key alignment) or "pcr" (the effective map at each
-	// plateau beside the projection onto the leading eigenvectors).
+	// plateau beside the projection onto the leading eigenvectors); or of a
+	// sweep: "runs" (the default: every run) or "median" (the median over
+	// the seeds and the band between the quartiles).
 	View string
 }
 
@@ -181,8 +211,11 @@ func Draw(of *output.File, opt Options) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.View == "pcr" && f.kind != "run" {
+	switch {
+	case opt.View == "pcr" && f.kind != "run":
 		return nil, fmt.Errorf("-view pcr draws a run file; %s is the output of linattn %s", f.path, f.command())
+	case opt.View == "median" && f.kind != "index":
+		return nil, fmt.Errorf("-view median draws a sweep's index.npz; %s is the output of linattn %s", f.path, f.command())
 	}
 	switch f.kind {
 	case "run":
@@ -205,9 +238,9 @@ func (o Options) check() error {
 		return fmt.Errorf("-xscale = %q, want log or lin", o.XScale)
 	}
 	switch o.View {
-	case "", "dynamics", "pcr":
+	case "", "dynamics", "pcr", "runs", "median":
 	default:
-		return fmt.Errorf("-view = %q, want dynamics or pcr", o.View)
+		return fmt.Errorf("-view = %q, want dynamics or pcr (a run), runs or median (a sweep)", o.View)
 	}
 	return nil
 }

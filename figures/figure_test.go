@@ -60,6 +60,18 @@ func load(t *testing.T, path string, opt figures.Options) *figures.Figure {
 	return fig
 }
 
+// drawn are the curves of the panel that draw data of the file: without
+// the held final states (dotted) and the legend's entries (no points).
+func drawn(p *figures.Panel) []figures.Curve {
+	var out []figures.Curve
+	for _, c := range p.Curves {
+		if !c.Dotted && len(c.X) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // column j of a C-order matrix with cols columns, from row first on.
 func column(x []float64, cols, j, first int) []float64 {
 	var out []float64
@@ -92,7 +104,7 @@ func TestRunFigureDrawsTheFile(t *testing.T) {
 	if c := lossPanel.Curves[0]; !slices.Equal(c.X, tt[1:]) || !slices.Equal(c.Y, loss[1:]) || !lossPanel.XLog {
 		t.Errorf("loss curve: %d points, want the %d with t > 0 of the file", len(c.X), len(tt)-1)
 	}
-	if len(fig.Notes) != 1 || !strings.Contains(fig.Notes[0], "1 sample(s) at t ≤ 0") {
+	if len(fig.Notes) != 2 || !strings.Contains(fig.Notes[0], "1 sample(s) at t ≤ 0") {
 		t.Errorf("notes %q, want one saying the t = 0 sample is not drawn", fig.Notes)
 	}
 	if len(lossPanel.HLines) != len(plateaus) {
@@ -117,15 +129,17 @@ func TestRunFigureDrawsTheFile(t *testing.T) {
 
 	h := a["v"].Shape[1]
 	vPanel, alignPanel := fig.Grid[1][0], fig.Grid[2][0]
-	if len(vPanel.Curves) != h || len(alignPanel.Curves) != h {
-		t.Fatalf("%d value and %d alignment curves, want one per head (%d)", len(vPanel.Curves), len(alignPanel.Curves), h)
+	if len(drawn(vPanel)) != h || len(drawn(alignPanel)) != h {
+		t.Fatalf("%d value and %d alignment curves, want one per head (%d)", len(drawn(vPanel)), len(drawn(alignPanel)), h)
 	}
 	seen := map[int]bool{}
-	for _, c := range vPanel.Curves {
+	for _, c := range drawn(vPanel) {
 		var head, e int
+		// Heads are numbered from 1 in the legend, as the paper does.
 		if _, err := fmt.Sscanf(strings.NewReplacer("₁", "1", "₂", "2", "₃", "3", "₄", "4").Replace(c.Label), "e%d: head %d", &e, &head); err != nil {
 			t.Fatalf("label %q: %v", c.Label, err)
 		}
+		head--
 		seen[head] = true
 		if !slices.Equal(c.Y, column(v, h, head, 1)) {
 			t.Errorf("curve %q is not v[:, %d] of the file", c.Label, head)
@@ -140,14 +154,14 @@ func TestRunFigureDrawsTheFile(t *testing.T) {
 	if len(seen) != h {
 		t.Errorf("heads drawn %v, want all %d", seen, h)
 	}
-	for _, c := range alignPanel.Curves {
+	for _, c := range drawn(alignPanel) {
 		if last := c.Y[len(c.Y)-1]; math.Abs(last-1) > 1e-3 {
 			t.Errorf("a learning head's key alignment ends at %v, want 1", last)
 		}
 	}
 
 	lin := load(t, out, figures.Options{XScale: "lin"})
-	if c := lin.Grid[0][0].Curves[0]; !slices.Equal(c.X, tt) || lin.Grid[0][0].XLog || len(lin.Notes) != 0 {
+	if c := lin.Grid[0][0].Curves[0]; !slices.Equal(c.X, tt) || lin.Grid[0][0].XLog || strings.Contains(strings.Join(lin.Notes, ""), "t ≤ 0") {
 		t.Errorf("-xscale lin: %d points, log %v, notes %q; want all %d, linear, no note", len(c.X), lin.Grid[0][0].XLog, lin.Notes, len(tt))
 	}
 }
@@ -163,10 +177,11 @@ func TestMergedRunClosedForm(t *testing.T) {
 	linattn(t, 0, "run", "-model", "merged", "-white", "0.5", "-D", "3", "-H", "2", "-N", "10", "-balanced", "-samples", "300", "-o", out)
 	fig := load(t, out, figures.Options{})
 	p := fig.Grid[0][0]
-	if len(p.Curves) != 2 || !strings.Contains(p.Curves[1].Label, "closed form") {
-		t.Fatalf("curves %d, want the loss and the closed form", len(p.Curves))
+	curves := drawn(p)
+	if len(curves) != 2 || !strings.Contains(curves[1].Label, "closed form") {
+		t.Fatalf("curves %d, want the loss and the closed form", len(curves))
 	}
-	flow, cf := p.Curves[0], p.Curves[1]
+	flow, cf := curves[0], curves[1]
 	worst := 0.0
 	for i := range flow.Y {
 		worst = math.Max(worst, math.Abs(flow.Y[i]-cf.Y[i]))
@@ -204,7 +219,7 @@ func TestSweepFigure(t *testing.T) {
 	}
 
 	fig := load(t, index, figures.Options{By: "R"})
-	curves := fig.Grid[0][0].Curves
+	curves := drawn(fig.Grid[0][0])
 	if len(curves) != complete {
 		t.Fatalf("%d curves, want one per complete run (%d)", len(curves), complete)
 	}
@@ -225,7 +240,7 @@ func TestSweepFigure(t *testing.T) {
 		used[match] = true
 	}
 	var labels []string
-	for _, c := range curves {
+	for _, c := range fig.Grid[0][0].Curves {
 		if c.Label != "" {
 			labels = append(labels, c.Label)
 		}
@@ -250,12 +265,12 @@ func TestSweepFigure(t *testing.T) {
 	}
 
 	split := load(t, index, figures.Options{By: "R", Panels: true})
-	if len(split.Grid) != 2 || len(split.Grid[0]) != 2 || split.Grid[0][0].Title != "R = 1" {
-		t.Fatalf("-panels: %d rows, want the two values of R then the drop times", len(split.Grid))
+	if len(split.Grid) != 1 || len(split.Grid[0]) != 3 || split.Grid[0][0].Title != "R = 1" || split.Grid[0][2].Title != "drop times" {
+		t.Fatalf("-panels: %d rows, want one: the two values of R, then the drop times", len(split.Grid))
 	}
-	for _, p := range split.Grid[0] {
-		if len(p.Curves) != 3 {
-			t.Errorf("panel %q has %d curves, want the 3 seeds", p.Title, len(p.Curves))
+	for _, p := range split.Grid[0][:2] {
+		if len(drawn(p)) != 3 {
+			t.Errorf("panel %q has %d curves, want the 3 seeds", p.Title, len(drawn(p)))
 		}
 	}
 	if _, err := figures.Load(index, figures.Options{By: "winit"}); err == nil || !strings.Contains(err.Error(), "-by winit: not a swept field") {
@@ -312,29 +327,38 @@ func TestReducedFigure(t *testing.T) {
 	linattn(t, 0, "reduced", "-points", "200", "-o", out)
 	a := arrays(t, out)
 	fig := load(t, out, figures.Options{})
-	curves, times := fig.Grid[0][0], fig.Grid[0][1]
 	drops := a["drop"].Int
-	if len(curves.Curves) != 2*len(drops) {
-		t.Fatalf("%d curves, want flow and theory for each of %d drops", len(curves.Curves), len(drops))
+	times := fig.Grid[len(fig.Grid)-1][0]
+	var panels []*figures.Panel
+	for _, row := range fig.Grid[:len(fig.Grid)-1] {
+		panels = append(panels, row...)
 	}
-	for k := range drops {
-		flow := curves.Curves[k]
-		var want []float64
+	if len(panels) != len(drops) {
+		t.Fatalf("%d panels of curves, want one for each of %d drops", len(panels), len(drops))
+	}
+	for k, p := range panels {
+		flow, theory := p.Curves[0], p.Curves[1]
+		var want, wantTheory []float64
 		for j, m := range a["curve_drop"].Int {
 			if m == drops[k] {
 				want = append(want, a["curve_v_full"].Float[j])
+				wantTheory = append(wantTheory, a["curve_v_reduced"].Float[j])
 				if got := flow.X[len(want)-1]; got != a["curve_t"].Float[j]-a["t_observed"].Float[k] {
 					t.Fatalf("drop %d: x = %v, want curve_t − t_observed", drops[k], got)
 				}
 			}
 		}
-		if !slices.Equal(flow.Y, want) {
-			t.Errorf("drop %d: the flow curve is not curve_v_full", drops[k])
+		if !slices.Equal(flow.Y, want) || !slices.Equal(theory.Y, wantTheory) || !theory.Dashed {
+			t.Errorf("drop %d: the curves are not curve_v_full and, dashed, curve_v_reduced", drops[k])
 		}
 	}
 	aligned := times.Points[1]
 	if !slices.Equal(aligned.X, a["t_observed"].Float) || !slices.Equal(aligned.Y, a["t_predicted"].Float) {
 		t.Errorf("drop times %v → %v, want t_observed → t_predicted", aligned.X, aligned.Y)
+	}
+	dev := fig.Grid[len(fig.Grid)-1][1].Points[0]
+	if !slices.Equal(dev.Y, a["max_deviation"].Float) {
+		t.Errorf("deviations %v, want max_deviation %v", dev.Y, a["max_deviation"].Float)
 	}
 
 	merged := filepath.Join(dir, "merged.npz")
@@ -342,7 +366,7 @@ func TestReducedFigure(t *testing.T) {
 	m := arrays(t, merged)
 	mf := load(t, merged, figures.Options{XScale: "lin"})
 	p := mf.Grid[0][0]
-	if !slices.Equal(p.Curves[1].Y, m["loss_closed_form"].Float) || !slices.Equal(p.Curves[0].Y, m["loss"].Float) {
+	if c := drawn(p); !slices.Equal(c[1].Y, m["loss_closed_form"].Float) || !slices.Equal(c[0].Y, m["loss"].Float) {
 		t.Errorf("merged: curves are not loss and loss_closed_form")
 	}
 }
@@ -422,7 +446,7 @@ func TestWrite(t *testing.T) {
 	spec := filepath.Join(dir, "sweep.json")
 	os.WriteFile(spec, []byte(`{"eigs": [0.3, 0.1], "seed": [1, 2], "samples": 60}`), 0o644)
 	linattn(t, 0, "sweep", "-spec", spec, "-o", filepath.Join(dir, "sweep"))
-	size := figures.Size{Width: 300, Height: 216, DPI: 120} // 300 pt × 216 pt = 500 × 360 px
+	size := figures.Size{Width: 504, Height: 432, DPI: 100} // 7 in × 6 in = 700 × 600 px
 	for _, tc := range []struct {
 		file string
 		opt  figures.Options
@@ -437,12 +461,12 @@ func TestWrite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: the PNG does not decode: %v", tc.file, err)
 		}
-		if r := img.Bounds(); r.Dx() != 500 || r.Dy() != 360 {
-			t.Errorf("%s: PNG %v, want 500 × 360", tc.file, r)
+		if r := img.Bounds(); r.Dx() != 700 || r.Dy() != 600 {
+			t.Errorf("%s: PNG %v, want 700 × 600", tc.file, r)
 		}
 		svg := writeString(t, fig, "svg", size)
-		if w, h := svgSize(t, svg); w != "300pt" || h != "216pt" {
-			t.Errorf("%s: SVG %s × %s, want 300pt × 216pt", tc.file, w, h)
+		if w, h := svgSize(t, svg); w != "504pt" || h != "432pt" {
+			t.Errorf("%s: SVG %s × %s, want 504pt × 432pt", tc.file, w, h)
 		}
 		if again := writeString(t, fig, "svg", size); again != svg {
 			t.Errorf("%s: two SVGs of one figure differ", tc.file)

@@ -2,8 +2,10 @@ package figures
 
 import (
 	"fmt"
-	"github.com/linattn/linattn/output"
+	"math"
 	"sort"
+
+	"github.com/linattn/linattn/output"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -27,7 +29,7 @@ func landscapeFigure(f *file) (*Figure, error) {
 			return nil, err
 		}
 	}
-	fig := &Figure{Width: columnWidth, Height: 3 * vg.Inch}
+	fig := &Figure{Width: columnWidth, Height: 3 * vg.Inch, MinWidth: minWidth, MinHeight: minHeight(1) + 0.6*vg.Inch}
 	if !f.Has(output.SubsetSize) { // the merged model: rows zero and minimum
 		fig.Title = problemTitle(f, f.spec.D, f.spec.H, 0, true)
 		fig.Grid = [][]*Panel{{mergedLandscapePanel(loss, class)}}
@@ -50,16 +52,20 @@ func landscapeFigure(f *file) (*Figure, error) {
 	if class == nil {
 		fig.addNote("no stability in the file (-stability=false): the points are not classified")
 	}
-	fig.Grid = [][]*Panel{{landscapePanel(loss, size, class, onPath, d)}}
+	p, dodged := landscapePanel(loss, size, class, onPath, d)
+	fig.Grid = [][]*Panel{{p}}
+	if dodged {
+		fig.Caption = "Fixed points with the same |S| and nearly the same loss are drawn side by side."
+	}
 	return fig, nil
 }
 
-// landscapePanel: one marker per fixed point at (|S|, L(S)), spread
-// horizontally within a column by loss rank so that none hides another,
-// coloured by class, and the path from small initialization as a line.
-func landscapePanel(loss []float64, size, class []int64, onPath []bool, d int) *Panel {
-	p := &Panel{XLabel: "eigenvectors learned |S|", YLabel: "loss L(M(S))", Legend: TopRight}
-	x := spreadColumns(loss, size)
+// landscapePanel: one marker per fixed point at (|S|, L(S)), coloured by
+// class, set side by side where markers of one column would overlap
+// (reported by dodged), and the path from small initialization as a line.
+func landscapePanel(loss []float64, size, class []int64, onPath []bool, d int) (p *Panel, dodged bool) {
+	p = &Panel{XLabel: "eigenvectors learned |S|", YLabel: "loss L(M(S))", Legend: TopRight}
+	x, dodged := swarm(loss, size)
 	groups := make([]Points, len(classNames)+1)
 	for c, name := range classNames {
 		groups[c] = Points{Label: name, Color: okabeIto[[]int{2, 4, 0}[c]]}
@@ -91,29 +97,57 @@ func landscapePanel(loss []float64, size, class []int64, onPath []bool, d int) *
 	for m := 0; m <= d; m++ {
 		p.XTicks = append(p.XTicks, Tick{Value: float64(m), Label: fmt.Sprint(m)})
 	}
-	return p
+	return p, dodged
 }
 
-// spreadColumns places the fixed points with |S| = m across [m − 0.3,
-// m + 0.3] in the order of their loss, the path point (the lowest loss of
-// its column, S = {1..m}) first.
-func spreadColumns(loss []float64, size []int64) []float64 {
+// swarm places the fixed points with |S| = m at x = m, except where a
+// marker would overlap one of the same column placed before (in order of
+// loss: the path's point, the lowest, first): then at the nearest free
+// offset m ± k·swarmStep (a beeswarm, as seaborn's swarmplot). Markers
+// overlap when their losses are within swarmNear of the losses' span.
+func swarm(loss []float64, size []int64) (x []float64, dodged bool) {
+	lo, hi := dataRange(false, loss)
+	near := swarmNear * math.Max(hi-lo, 1e-300)
 	cols := map[int64][]int{}
+	var keys []int64
 	for i, s := range size {
+		if cols[s] == nil {
+			keys = append(keys, s)
+		}
 		cols[s] = append(cols[s], i)
 	}
-	x := make([]float64, len(loss))
-	for s, idx := range cols {
+	x = make([]float64, len(loss))
+	for _, s := range keys {
+		idx := cols[s]
 		sort.SliceStable(idx, func(a, b int) bool { return loss[idx[a]] < loss[idx[b]] })
-		for k, i := range idx {
-			x[i] = float64(s)
-			if len(idx) > 1 {
-				x[i] += -0.3 + 0.6*float64(k)/float64(len(idx)-1)
+		var placed []int
+		for _, i := range idx {
+			for k := 0; ; k++ {
+				off := float64((k+1)/2) * swarmStep
+				if k%2 == 0 {
+					off = -off
+				}
+				free := true
+				for _, j := range placed {
+					free = free && (math.Abs(x[j]-float64(s)-off) >= swarmStep*0.99 || math.Abs(loss[j]-loss[i]) >= near)
+				}
+				if free {
+					x[i], dodged = float64(s)+off, dodged || off != 0
+					break
+				}
 			}
+			placed = append(placed, i)
 		}
 	}
-	return x
+	return x, dodged
 }
+
+// The beeswarm's step (in |S|) and the loss difference, as a fraction of
+// the span, within which two markers of a column overlap.
+const (
+	swarmStep = 0.15
+	swarmNear = 0.04
+)
 
 // mergedLandscapePanel: the merged model's two fixed points, zero and the
 // global minimum.

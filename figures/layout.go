@@ -1,7 +1,6 @@
 package figures
 
 import (
-	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -10,54 +9,217 @@ import (
 )
 
 // The layout of a Figure with gonum.org/v1/plot: one plot.Plot per panel,
-// on a grid whose data areas line up along rows and columns.
+// on a grid whose data areas line up along rows and columns. Everything's
+// place is decided before anything is drawn, so that legends and labels go
+// where they cover no data; the layout is kept for the tests to check.
 
-// draw lays out the title and the grid of panels on dc.
-func (f *Figure) draw(dc draw.Canvas) {
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	if f.Title != "" {
-		sty := textStyle(titleSize)
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-		dc.FillText(sty, vg.Point{X: dc.Center().X, Y: dc.Max.Y - 3}, f.Title)
-		dc = draw.Crop(dc, 0, 0, 0, -(titleSize*1.3 + 3))
-	}
-	dc = draw.Crop(dc, 2, -6, 2, -4)
-	if len(f.Grid) == 0 {
-		return
-	}
-	plots := make([][]*plot.Plot, len(f.Grid))
-	for i, r := range f.Grid {
-		plots[i] = make([]*plot.Plot, len(r))
+// layout is where everything of a figure goes on a canvas.
+type layout struct {
+	// Canvas is the figure's whole area.
+	Canvas vg.Rectangle
+	// Title and Caption hold the lines of the figure's title and caption;
+	// Legend is the legend under the grid (Placement Below), if any.
+	Title, Caption []placedText
+	Legend         *placedLegend
+	Panels         []*panelLayout
+}
+
+// panelLayout is a panel's place, what it draws of its data (Ink) and the
+// texts and legend drawn over or beside it.
+type panelLayout struct {
+	p      *Panel
+	pl     *plot.Plot
+	area   draw.Canvas // the canvas the plot draws in
+	data   draw.Canvas // its data area
+	titles []string    // the lines of the panel's title
+	// Ink is the panel's data as drawn; Texts its titles, axis labels,
+	// reference-line labels and point labels; Legend its legend, if any.
+	Ink    Ink
+	Texts  []placedText
+	Legend *placedLegend
+	// Ticks are the tick labels gonum draws, with their boxes (their
+	// extent along the axis exact, across it approximate).
+	Ticks []placedText
+	// spot is where the legend goes: inside the data area, to the right
+	// of the panel, or above it.
+	spot  legendSpot
+	cell  draw.Canvas // the panel's grid cell
+	above vg.Length   // the room kept above the row's data areas for legends
+}
+
+// legendSpot is where a legend goes relative to its panel.
+type legendSpot int
+
+const (
+	spotInside  legendSpot = iota
+	spotOutside            // to the right of the panel
+	spotAbove              // above the data area, under the title
+	spotNone               // under the grid (Below): the figure's legend
+)
+
+// Margins of the figure around its title and grid, in points.
+const (
+	edgeLeft, edgeRight, edgeBottom, edgeTop = 2, 6, 2, 4
+)
+
+// layout places the figure on dc: the title's and caption's lines, the
+// panels (a legend that covers data wherever it goes inside moves to the
+// right of its panel, or above it when it would take more than a third of
+// the cell's width there), then the labels of reference lines and points,
+// and every text's box.
+func (f *Figure) layout(dc draw.Canvas) *layout {
+	lay := &layout{Canvas: dc.Rectangle}
+	dc = lay.placeTitle(f.Title, dc)
+	dc = lay.placeCaption(f.Caption, dc)
+	dc = draw.Crop(dc, edgeLeft, -edgeRight, edgeBottom, -edgeTop)
+	var panels [][]*panelLayout
+	for _, r := range f.Grid {
+		row := make([]*panelLayout, len(r))
 		for j, p := range r {
 			if p != nil {
-				plots[i][j] = p.plot()
+				row[j] = &panelLayout{p: p, pl: p.plot()}
+				switch p.Legend {
+				case Outside:
+					row[j].spot = spotOutside
+				case Below:
+					row[j].spot = spotNone
+					dc = lay.placeBelow(p, dc)
+				}
+				lay.Panels = append(lay.Panels, row[j])
+			}
+		}
+		panels = append(panels, row)
+	}
+	if len(panels) == 0 {
+		return lay
+	}
+	// A legend that moves out of its panel changes the panel's size: place
+	// again until none moves.
+	for pass := 0; pass <= 2*len(lay.Panels); pass++ {
+		f.placePanels(panels, dc)
+		moved := false
+		for _, pp := range lay.Panels {
+			if next := pp.moveLegend(); next != pp.spot {
+				pp.spot, moved = next, true
+			}
+		}
+		if !moved {
+			break
+		}
+	}
+	for _, pp := range lay.Panels {
+		pp.placeLegend()
+		pp.placeTexts()
+	}
+	return lay
+}
+
+// placeTitle wraps the title to the width of dc, records its lines and
+// returns the canvas below it.
+func (lay *layout) placeTitle(title string, dc draw.Canvas) draw.Canvas {
+	if title == "" {
+		return dc
+	}
+	sty := textStyle(titleSize)
+	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+	y := dc.Max.Y - 3
+	for _, line := range wrap(sty, title, dc.Max.X-dc.Min.X-edgeLeft-edgeRight) {
+		lay.Title = append(lay.Title, newText("title", line, sty, vg.Point{X: dc.Center().X, Y: y}))
+		y -= titleSize * 1.2
+	}
+	return draw.Crop(dc, 0, 0, 0, y-titleSize*0.1-dc.Max.Y)
+}
+
+// placeCaption wraps the caption to the width of dc, records its lines at
+// the bottom and returns the canvas above it.
+func (lay *layout) placeCaption(caption string, dc draw.Canvas) draw.Canvas {
+	if caption == "" {
+		return dc
+	}
+	sty := textStyle(noteSize)
+	sty.Color, sty.XAlign, sty.YAlign = captionGray, draw.XCenter, draw.YBottom
+	lines := wrap(sty, caption, dc.Max.X-dc.Min.X-edgeLeft-edgeRight)
+	y := dc.Min.Y + 3
+	for k := len(lines) - 1; k >= 0; k-- {
+		lay.Caption = append(lay.Caption, newText("caption", lines[k], sty, vg.Point{X: dc.Center().X, Y: y}))
+		y += noteSize * 1.25
+	}
+	return draw.Crop(dc, 0, 0, y-dc.Min.Y, 0)
+}
+
+// placeBelow puts the legend of panel p under the grid, centred, in as
+// many columns as fit the width of dc, and returns the canvas above it.
+func (lay *layout) placeBelow(p *Panel, dc draw.Canvas) draw.Canvas {
+	l := p.legend()
+	if len(l.entries) == 0 || lay.Legend != nil {
+		return dc
+	}
+	l.fit(dc.Max.X - dc.Min.X - edgeLeft - edgeRight)
+	w, h := l.width(), l.height()
+	x, y := dc.Center().X-w/2, dc.Min.Y+edgeBottom
+	lay.Legend = &placedLegend{l, vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + h}}}
+	return draw.Crop(dc, 0, 0, h+2*legendInset, 0)
+}
+
+// placePanels sets every panel's canvas, data area and ink: twice, the
+// second time with the tickers told the length of their axes.
+func (f *Figure) placePanels(panels [][]*panelLayout, dc draw.Canvas) {
+	for fit := 0; fit < 2; fit++ {
+		cells := f.cells(panels, dc)
+		areas := alignData(panels, cells)
+		// Heat maps are drawn as squares of one size, the smallest that fits.
+		side := vg.Length(math.Inf(1))
+		for i := range panels {
+			for j, pp := range panels[i] {
+				if pp != nil && pp.p.Heat != nil {
+					d := pp.pl.DataCanvas(pp.p.inner(areas[i][j]))
+					side = min(side, d.Max.X-d.Min.X, d.Max.Y-d.Min.Y)
+				}
+			}
+		}
+		for i := range panels {
+			for j, pp := range panels[i] {
+				if pp == nil {
+					continue
+				}
+				if pp.p.Heat != nil {
+					areas[i][j] = square(pp.pl, pp.p.inner(areas[i][j]), areas[i][j], side)
+				}
+				pp.area = areas[i][j]
+				pp.data = pp.pl.DataCanvas(pp.p.inner(pp.area))
+				if fit == 0 {
+					pp.fitTicks()
+				}
 			}
 		}
 	}
-	cells := f.cells(dc)
-	areas := alignData(f.Grid, plots, cells)
-	// Heat maps are drawn as squares of one size, the smallest that fits.
-	side := vg.Length(math.Inf(1))
-	for i := range plots {
-		for j, pl := range plots[i] {
-			if pl != nil && f.Grid[i][j].Heat != nil {
-				d := pl.DataCanvas(f.Grid[i][j].inner(areas[i][j]))
-				side = min(side, d.Max.X-d.Min.X, d.Max.Y-d.Min.Y)
+	for _, r := range panels {
+		for _, pp := range r {
+			if pp != nil {
+				pp.Ink = pp.p.ink(pp.pl, pp.data)
+				pp.Ticks = pp.tickLabels()
 			}
 		}
 	}
-	for i := range plots {
-		for j, pl := range plots[i] {
-			if pl == nil {
-				continue
-			}
-			p := f.Grid[i][j]
-			if p.Heat != nil {
-				areas[i][j] = square(pl, p.inner(areas[i][j]), areas[i][j], side)
-			}
-			pl.Draw(p.inner(areas[i][j]))
-			p.drawExtras(pl, areas[i][j], cells[i][j])
+}
+
+// draw draws the laid-out figure on dc.
+func (lay *layout) draw(dc draw.Canvas) {
+	dc.SetColor(white)
+	dc.Fill(dc.Rectangle.Path())
+	for _, t := range append(lay.Title, lay.Caption...) {
+		t.draw(dc)
+	}
+	if lay.Legend != nil {
+		lay.Legend.draw(dc, false)
+	}
+	for _, pp := range lay.Panels {
+		pp.pl.Draw(pp.p.inner(pp.area))
+		for _, t := range pp.Texts {
+			t.draw(pp.area)
+		}
+		if pp.Legend != nil {
+			pp.Legend.draw(pp.data, pp.spot == spotInside)
 		}
 	}
 }
@@ -72,8 +234,8 @@ func square(pl *plot.Plot, inner, area draw.Canvas, side vg.Length) draw.Canvas 
 }
 
 // inner is the part of a panel's canvas that its gonum plot draws in: the
-// room for the axis labels is kept aside, since they are drawn by
-// drawExtras (gonum places the glyph box of a centred axis label at the
+// room for the axis labels is kept aside, since they are drawn with the
+// other texts (gonum places the glyph box of a centred axis label at the
 // arithmetic midpoint of the range, which on a log axis is near its end,
 // and pads the plot for it).
 func (p *Panel) inner(c draw.Canvas) draw.Canvas {
@@ -91,38 +253,55 @@ func (p *Panel) inner(c draw.Canvas) draw.Canvas {
 const (
 	rowGap, colGap = 8, 12
 	rowLabelRoom   = labelSize * 1.7
+	titleLine      = labelSize * 1.3
 )
 
 // cells splits dc into the grid's cells: rows weighted by Heights, each
-// row split equally among its own panels. A row with a panel title keeps
-// room for it in every cell (the titles are drawn by drawExtras).
-func (f *Figure) cells(dc draw.Canvas) [][]draw.Canvas {
-	rows := len(f.Grid)
+// row split among its own panels by Widths when it has as many (equally
+// otherwise). A row with panel titles keeps room for the most lines any
+// of them wraps to, and one with a legend above a panel room for the
+// tallest, in every cell (both are drawn with the texts).
+func (f *Figure) cells(panels [][]*panelLayout, dc draw.Canvas) [][]draw.Canvas {
+	rows := len(panels)
 	weights, total := shares(f.Heights, rows)
 	height := float64(dc.Max.Y-dc.Min.Y) - rowGap*float64(rows-1)
 	out := make([][]draw.Canvas, rows)
 	top := dc.Max.Y
-	for i, r := range f.Grid {
+	for i, r := range panels {
 		h := vg.Length(height * weights[i] / total)
 		cols := len(r)
 		widths, wsum := shares(f.Widths, cols)
 		free := float64(dc.Max.X - dc.Min.X - colGap*vg.Length(cols-1))
-		titled := false
-		for _, p := range r {
-			titled = titled || p != nil && p.Title != ""
-		}
 		out[i] = make([]draw.Canvas, cols)
+		lines := 0
+		var above vg.Length
 		x0 := dc.Min.X
 		for j := range out[i] {
 			width := vg.Length(free * widths[j] / wsum)
-			c := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
+			out[i][j] = draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{
 				Min: vg.Point{X: x0, Y: top - h}, Max: vg.Point{X: x0 + width, Y: top},
 			}}
 			x0 += width + colGap
-			if titled {
-				c = draw.Crop(c, 0, 0, 0, -(labelSize * 1.3))
+			pp := r[j]
+			if pp == nil {
+				continue
 			}
-			out[i][j] = c
+			pp.cell = out[i][j]
+			if pp.p.Title != "" {
+				pp.titles = wrap(textStyle(labelSize), pp.p.Title, width)
+				lines = max(lines, len(pp.titles))
+			}
+			if pp.spot == spotAbove {
+				l := pp.p.legend()
+				l.fit(width - rowLabelRoom)
+				above = max(above, l.height()+legendInset)
+			}
+		}
+		for j := range out[i] {
+			out[i][j] = draw.Crop(out[i][j], 0, 0, 0, -titleLine*vg.Length(lines)-above)
+			if r[j] != nil {
+				r[j].above = above
+			}
 		}
 		top -= h + rowGap
 	}
@@ -153,49 +332,49 @@ type gridColumn struct{ cols, j int }
 // column share their left and right edges and those in a row their top and
 // bottom edges (as plot.Align does for equal tiles). A column with a
 // legend outside its panels keeps room for it on the right in every row.
-func alignData(grid [][]*Panel, plots [][]*plot.Plot, cells [][]draw.Canvas) [][]draw.Canvas {
+func alignData(panels [][]*panelLayout, cells [][]draw.Canvas) [][]draw.Canvas {
 	room := map[gridColumn]vg.Length{}
-	for _, r := range grid {
-		for j, p := range r {
-			if p == nil {
+	for _, r := range panels {
+		for j, pp := range r {
+			if pp == nil {
 				continue
 			}
 			k := gridColumn{len(r), j}
-			w := p.lineLabelWidth()
-			if p.Legend == Outside {
-				w += legendWidth(p) + 6
+			w := pp.p.lineLabelWidth()
+			if pp.spot == spotOutside {
+				w += pp.p.legend().width() + legendOutside
 			}
 			room[k] = max(room[k], w)
 		}
 	}
 	left, right := map[gridColumn]vg.Length{}, map[gridColumn]vg.Length{}
-	bottom, top := make([]vg.Length, len(plots)), make([]vg.Length, len(plots))
+	bottom, top := make([]vg.Length, len(panels)), make([]vg.Length, len(panels))
 	canvas := func(i, j int) (draw.Canvas, draw.Canvas) {
-		c := draw.Crop(cells[i][j], 0, -room[gridColumn{len(plots[i]), j}], 0, 0)
-		return c, plots[i][j].DataCanvas(grid[i][j].inner(c))
+		c := draw.Crop(cells[i][j], 0, -room[gridColumn{len(panels[i]), j}], 0, 0)
+		return c, panels[i][j].pl.DataCanvas(panels[i][j].p.inner(c))
 	}
-	for i := range plots {
-		for j, p := range plots[i] {
-			if p == nil {
+	for i := range panels {
+		for j, pp := range panels[i] {
+			if pp == nil {
 				continue
 			}
 			c, d := canvas(i, j)
-			k := gridColumn{len(plots[i]), j}
+			k := gridColumn{len(panels[i]), j}
 			left[k] = max(left[k], d.Min.X-c.Min.X)
 			right[k] = max(right[k], c.Max.X-d.Max.X)
 			bottom[i] = max(bottom[i], d.Min.Y-c.Min.Y)
 			top[i] = max(top[i], c.Max.Y-d.Max.Y)
 		}
 	}
-	out := make([][]draw.Canvas, len(plots))
-	for i := range plots {
-		out[i] = make([]draw.Canvas, len(plots[i]))
-		for j, p := range plots[i] {
-			if p == nil {
+	out := make([][]draw.Canvas, len(panels))
+	for i := range panels {
+		out[i] = make([]draw.Canvas, len(panels[i]))
+		for j, pp := range panels[i] {
+			if pp == nil {
 				continue
 			}
 			c, d := canvas(i, j)
-			k := gridColumn{len(plots[i]), j}
+			k := gridColumn{len(panels[i]), j}
 			out[i][j] = draw.Crop(c, left[k]-(d.Min.X-c.Min.X), -(right[k] - (c.Max.X - d.Max.X)),
 				bottom[i]-(d.Min.Y-c.Min.Y), -(top[i] - (c.Max.Y - d.Max.Y)))
 		}

@@ -2,234 +2,244 @@ package figures
 
 import (
 	"image/color"
-	"math"
-	"sort"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// What is drawn over a panel after its plot: axis labels, titles, the
-// labels of reference lines and the legend.
+// A panel's legend: what it lists, its size, and where it goes.
 
-// drawExtras writes the labels of the horizontal reference lines and the
-// legend over the drawn plot pl; area is the plot's canvas and cell its
-// grid cell (an outside legend goes in the room on the right).
-func (p *Panel) drawExtras(pl *plot.Plot, area, cell draw.Canvas) {
-	data := pl.DataCanvas(p.inner(area))
-	_, ty := pl.Transforms(&data)
-	if p.XLabel != "" {
-		sty := textStyle(labelSize)
-		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-		area.FillText(sty, vg.Point{X: data.Center().X, Y: area.Min.Y}, p.XLabel)
-	}
-	if p.YLabel != "" {
-		sty := textStyle(labelSize)
-		sty.XAlign, sty.YAlign, sty.Rotation = draw.XCenter, draw.YTop, math.Pi/2
-		area.FillText(sty, vg.Point{X: area.Min.X, Y: data.Center().Y}, p.YLabel)
-	}
-	if p.Title != "" {
-		sty := textStyle(labelSize)
-		sty.XAlign = draw.XCenter
-		data.FillText(sty, vg.Point{X: data.Center().X, Y: data.Max.Y + labelSize*0.45}, p.Title)
-	}
-	p.drawLineLabels(data, ty)
-	if p.Legend == NoLegend || p.legendEntries() == 0 {
-		return
-	}
-	p.drawLegend(pl, data, cell)
+// legendEntry is a legend's line: a sample of a curve or of markers, and
+// its label.
+type legendEntry struct {
+	label string
+	curve *Curve
+	pts   *Points
+	band  *Band
 }
 
-// drawLineLabels writes the labels of the horizontal reference lines to
-// the right of the data area, level with their lines, leaving out those
-// that would overlap a label above them (keeping the lowest).
-func (p *Panel) drawLineLabels(data draw.Canvas, ty func(float64) vg.Length) {
-	sty := lineLabelStyle()
-	h := sty.Height("m")
-	var lines []RefLine
-	var tops []vg.Length
-	for _, l := range p.HLines {
-		if l.Label != "" && data.ContainsY(ty(l.Value)) {
-			lines, tops = append(lines, l), append(tops, ty(l.Value)+h/2)
-		}
-	}
-	keep := stackLabels(tops, h)
-	for i, l := range lines {
-		if keep[i] {
-			data.FillText(sty, vg.Point{X: data.Max.X + 3, Y: ty(l.Value)}, l.Label)
-		}
-	}
+// legendBox is a legend's entries, in cols columns (0 is one), filled
+// column by column as matplotlib's ncol does.
+type legendBox struct {
+	entries []legendEntry
+	cols    int
 }
 
-func lineLabelStyle() text.Style {
-	sty := textStyle(noteSize)
-	sty.Color = refGray
-	sty.YAlign = draw.YCenter
-	return sty
+// placedLegend is a legend and its rectangle, margin included: the white
+// box drawn under it inside a panel.
+type placedLegend struct {
+	legendBox
+	Box vg.Rectangle
 }
 
-// lineLabelWidth is the room the labels of the horizontal reference lines
-// take to the right of the data area.
-func (p *Panel) lineLabelWidth() vg.Length {
-	var w vg.Length
-	sty := lineLabelStyle()
-	for _, l := range p.HLines {
-		if l.Label != "" {
-			w = max(w, sty.Width(l.Label)+5)
-		}
-	}
-	return w
-}
+// Sizes of a legend: the sample's width, the gap between it and the text,
+// the spacing of the lines, the margin around them, and the inset from the
+// data area's edges.
+const (
+	thumbWidth    = 17 // 4 + 2.5 + 4 + 2.5 + 4: a dashed sample ends on a whole dash
+	thumbGap      = 3
+	legendPad     = 0.5
+	legendMargin  = 2
+	legendInset   = 3
+	legendOutside = 6 // gap between the line labels and a legend outside
+)
 
-// stackLabels chooses which of the labels with the given tops and height
-// h to write so that none overlaps another: greedily from the highest,
-// then the lowest one in place of those it would overlap.
-func stackLabels(tops []vg.Length, h vg.Length) []bool {
-	order := make([]int, len(tops))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return tops[order[a]] > tops[order[b]] })
-	keep := make([]bool, len(tops))
-	bottom := vg.Length(math.Inf(1))
-	for _, i := range order {
-		if tops[i] <= bottom-1 {
-			keep[i], bottom = true, tops[i]-h
-		}
-	}
-	if n := len(order); n > 0 && !keep[order[n-1]] {
-		low := order[n-1]
-		keep[low] = true
-		for _, i := range order[:n-1] {
-			if keep[i] && tops[i]-h < tops[low]+1 {
-				keep[i] = false
-			}
-		}
-	}
-	return keep
-}
-
-// legendOf builds the panel's legend: the labelled curves (thick ones
-// first), then the labelled points.
-func (p *Panel) legendOf() plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle = textStyle(legendSize)
-	l.ThumbnailWidth = 14
-	l.Padding = 0.5
+// legend lists the panel's labelled curves (thick ones first), then its
+// labelled points and bands.
+func (p *Panel) legend() legendBox {
+	var l legendBox
 	for pass := 0; pass < 2; pass++ {
-		for _, c := range p.Curves {
-			if c.Label != "" && c.Thin == (pass == 1) {
-				l.Add(c.Label, curve(c))
+		for i := range p.Curves {
+			if c := &p.Curves[i]; c.Label != "" && c.Thin == (pass == 1) {
+				l.entries = append(l.entries, legendEntry{label: c.Label, curve: c})
 			}
 		}
 	}
-	for _, pts := range p.Points {
-		if pts.Label != "" {
-			l.Add(pts.Label, scatter(pts))
+	for i := range p.Points {
+		if pts := &p.Points[i]; pts.Label != "" {
+			l.entries = append(l.entries, legendEntry{label: pts.Label, pts: pts})
+		}
+	}
+	for i := range p.Bands {
+		if b := &p.Bands[i]; b.Label != "" {
+			l.entries = append(l.entries, legendEntry{label: b.Label, band: b})
 		}
 	}
 	return l
 }
 
-func legendWidth(p *Panel) vg.Length {
-	l := p.legendOf()
-	w, _ := legendBox(&l, p)
-	return w
+// lineHeight is the pitch of a legend's lines.
+func (l legendBox) lineHeight() vg.Length {
+	return textStyle(legendSize).FontExtents().Height
 }
 
-// legendBox is the width and height of the legend's entries.
-func legendBox(l *plot.Legend, p *Panel) (vg.Length, vg.Length) {
+// rows is the number of lines, and columns the number of columns used.
+func (l legendBox) rows() int {
+	c := max(1, min(l.cols, len(l.entries)))
+	return max(1, (len(l.entries)+c-1)/c)
+}
+
+func (l legendBox) columns() int { return max(1, (len(l.entries)+l.rows()-1)/l.rows()) }
+
+// entryWidth is the width of the widest entry.
+func (l legendBox) entryWidth() vg.Length {
+	sty := textStyle(legendSize)
 	var w vg.Length
-	labels := []string{}
-	for _, c := range p.Curves {
-		labels = append(labels, c.Label)
+	for _, e := range l.entries {
+		w = max(w, sty.Width(e.label))
 	}
-	for _, pt := range p.Points {
-		labels = append(labels, pt.Label)
-	}
-	n := 0
-	for _, s := range labels {
-		if s == "" {
-			continue
-		}
-		n++
-		w = max(w, l.ThumbnailWidth+l.TextStyle.Width(" "+s))
-	}
-	h := l.TextStyle.Height("Xy")
-	return w, vg.Length(n)*(h+l.Padding) - l.Padding
+	return thumbWidth + thumbGap + w
 }
 
-// drawLegend draws the legend on a white box in the corner of the data
-// area that hides the fewest drawn points, the panel's Placement first
-// among equals, or to the right of the data area (Outside).
-func (p *Panel) drawLegend(pl *plot.Plot, data, cell draw.Canvas) {
-	l := p.legendOf()
-	w, h := legendBox(&l, p)
-	const inset, margin = 3, 2
-	var r vg.Rectangle
-	if p.Legend == Outside {
-		x := data.Max.X + p.lineLabelWidth() + 6
-		r = vg.Rectangle{Min: vg.Point{X: x, Y: data.Max.Y - h}, Max: vg.Point{X: x + w, Y: data.Max.Y}}
-	} else {
-		box := draw.Crop(data, inset, -inset, inset, -inset)
-		best := -1
-		for _, corner := range append([]Placement{p.Legend}, TopLeft, TopRight, BottomLeft, BottomRight) {
-			c := cornerRect(box, corner, w, h)
-			if n := p.pointsIn(pl, data, c); best < 0 || n < best {
-				best, r = n, c
-			}
-		}
-		bg := vg.Rectangle{Min: vg.Point{X: r.Min.X - margin, Y: r.Min.Y - margin}, Max: vg.Point{X: r.Max.X + margin, Y: r.Max.Y + margin}}
-		data.SetColor(color.NRGBA{R: 0xFF, G: 0xFF, B: 0xFF, A: 0xE6})
-		data.Fill(bg.Path())
-	}
-	// plot.Legend draws its icons on the side named by Left; it is given
-	// the legend's own rectangle.
-	l.Left, l.Top = true, true
-	l.Draw(draw.Canvas{Canvas: data.Canvas, Rectangle: r})
+// legendColGap is the space between the columns of a legend.
+const legendColGap = 10
+
+// width and height are the legend's size with its margin.
+func (l legendBox) width() vg.Length {
+	c := vg.Length(l.columns())
+	return c*l.entryWidth() + (c-1)*legendColGap + 2*legendMargin
 }
 
-// cornerRect is the w×h rectangle in a corner of box.
-func cornerRect(box draw.Canvas, corner Placement, w, h vg.Length) vg.Rectangle {
+func (l legendBox) height() vg.Length {
+	n := vg.Length(l.rows())
+	return n*l.lineHeight() + (n-1)*legendPad + 2*legendMargin
+}
+
+// fit sets the most columns (up to one per entry) whose width is within w.
+func (l *legendBox) fit(w vg.Length) {
+	for l.cols = len(l.entries); l.cols > 1 && l.width() > w; l.cols-- {
+	}
+}
+
+// legendSpots are the places a legend may take inside a panel, the
+// preferred one first, then as matplotlib's loc="best" orders them: the
+// corners, then the middles of the edges.
+func legendSpots(preferred Placement) []Placement {
+	return append([]Placement{preferred}, TopRight, TopLeft, BottomLeft, BottomRight, centerRight, centerLeft, bottomCenter, topCenter)
+}
+
+// The middles of the edges, where a legend may go too.
+const (
+	centerRight Placement = iota + 100
+	centerLeft
+	bottomCenter
+	topCenter
+)
+
+// spot is the w×h rectangle at a place in box.
+func spot(box vg.Rectangle, at Placement, w, h vg.Length) vg.Rectangle {
 	x, y := box.Min.X, box.Max.Y-h
-	if corner == TopRight || corner == BottomRight {
+	switch at {
+	case TopRight, BottomRight, centerRight:
 		x = box.Max.X - w
+	case topCenter, bottomCenter:
+		x = (box.Min.X + box.Max.X - w) / 2
 	}
-	if corner == BottomLeft || corner == BottomRight {
+	switch at {
+	case BottomLeft, BottomRight, bottomCenter:
 		y = box.Min.Y
+	case centerLeft, centerRight:
+		y = (box.Min.Y + box.Max.Y - h) / 2
 	}
 	return vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + h}}
 }
 
-// pointsIn counts the markers of the panel drawn inside r, and the points
-// of its curves there, eight per segment so that a long straight segment
-// counts too.
-func (p *Panel) pointsIn(pl *plot.Plot, data draw.Canvas, r vg.Rectangle) int {
-	tx, ty := pl.Transforms(&data)
-	n := 0
-	inside := func(x, y vg.Length) bool { return x >= r.Min.X && x <= r.Max.X && y >= r.Min.Y && y <= r.Max.Y }
-	usable := func(x, y float64) bool { return !(p.XLog && x <= 0 || p.YLog && y <= 0) }
-	for _, c := range p.Curves {
-		for i := 1; i < len(c.X); i++ {
-			if !usable(c.X[i-1], c.Y[i-1]) || !usable(c.X[i], c.Y[i]) {
-				continue
-			}
-			x0, y0, x1, y1 := tx(c.X[i-1]), ty(c.Y[i-1]), tx(c.X[i]), ty(c.Y[i])
-			for k := vg.Length(0); k < 8; k++ {
-				if inside(x0+(x1-x0)*k/8, y0+(y1-y0)*k/8) {
-					n++
-				}
-			}
+// moveLegend is where the panel's legend should go now: inside while a
+// place there is free of ink, else to the right of the panel while that
+// leaves two thirds of the cell's width to it, else above it.
+func (pp *panelLayout) moveLegend() legendSpot {
+	l := pp.p.legend()
+	if pp.p.Legend == NoLegend || len(l.entries) == 0 || pp.spot == spotAbove || pp.spot == spotNone {
+		return pp.spot
+	}
+	if pp.spot == spotInside {
+		if _, ok := pp.insideSpot(l); ok {
+			return spotInside
 		}
 	}
-	for _, pt := range p.Points {
-		for i := range pt.X {
-			if usable(pt.X[i], pt.Y[i]) && inside(tx(pt.X[i]), ty(pt.Y[i])) {
-				n += 8
-			}
+	if room := pp.p.lineLabelWidth() + l.width() + legendOutside; room <= (pp.cell.Max.X-pp.cell.Min.X)/3 {
+		return spotOutside
+	}
+	return spotAbove
+}
+
+// insideSpot is the first place inside the data area where the legend
+// touches no ink.
+func (pp *panelLayout) insideSpot(l legendBox) (vg.Rectangle, bool) {
+	w, h := l.width(), l.height()
+	box := grow(pp.data.Rectangle, -legendInset)
+	if w > box.Max.X-box.Min.X || h > box.Max.Y-box.Min.Y {
+		return vg.Rectangle{}, false
+	}
+	for _, at := range legendSpots(pp.p.Legend) {
+		if r := spot(box, at, w, h); !pp.Ink.Touches(r, inkPad) {
+			return r, true
 		}
 	}
-	return n
+	return vg.Rectangle{}, false
+}
+
+// placeLegend puts the panel's legend where moveLegend chose: at the free
+// place inside, to the right of the panel (after the labels of its
+// reference lines) or above its data area, from the cell's left edge
+// after the y label's room, in as many columns as fit the cell.
+func (pp *panelLayout) placeLegend() {
+	pp.Legend = nil
+	l := pp.p.legend()
+	if pp.p.Legend == NoLegend || len(l.entries) == 0 {
+		return
+	}
+	w, h := l.width(), l.height()
+	d := pp.data.Rectangle
+	var r vg.Rectangle
+	switch pp.spot {
+	case spotInside:
+		r, _ = pp.insideSpot(l)
+	case spotOutside:
+		x := d.Max.X + pp.p.lineLabelWidth() + legendOutside
+		r = vg.Rectangle{Min: vg.Point{X: x, Y: d.Max.Y - h}, Max: vg.Point{X: x + w, Y: d.Max.Y}}
+	case spotAbove:
+		x := pp.cell.Min.X + rowLabelRoom
+		l.fit(pp.cell.Max.X - x)
+		w, h = l.width(), l.height()
+		y := d.Max.Y + legendInset
+		r = vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + h}}
+	case spotNone:
+		return
+	}
+	pp.Legend = &placedLegend{l, r}
+}
+
+// inkPad is the clearance kept between a text or legend and the data: half
+// the width of a curve, and a little.
+const inkPad = curveWidth/2 + 0.25
+
+// draw draws the legend in its box, on a white ground when inside a panel.
+func (l *placedLegend) draw(c draw.Canvas, ground bool) {
+	if ground {
+		c.SetColor(color.NRGBA{R: 0xFF, G: 0xFF, B: 0xFF, A: 0xE6})
+		c.Fill(l.Box.Path())
+	}
+	sty := textStyle(legendSize)
+	sty.YAlign = draw.YCenter
+	h := l.lineHeight()
+	for i, e := range l.entries {
+		row, col := i%l.rows(), i/l.rows()
+		x := l.Box.Min.X + legendMargin + vg.Length(col)*(l.entryWidth()+legendColGap)
+		y := l.Box.Max.Y - legendMargin - vg.Length(row)*(h+legendPad) - h/2
+		thumb := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: x, Y: y - h/2}, Max: vg.Point{X: x + thumbWidth, Y: y + h/2}}}
+		switch {
+		case e.curve != nil:
+			curve(*e.curve).Thumbnail(&thumb)
+		case e.pts != nil:
+			thumb.DrawGlyphNoClip(scatter(*e.pts).GlyphStyle, thumb.Center())
+		case e.band != nil:
+			r := grow(thumb.Rectangle, -h/5)
+			r.Min.X, r.Max.X = thumb.Min.X, thumb.Max.X
+			thumb.SetColor(tint(e.band.Color))
+			thumb.Fill(r.Path())
+		}
+		c.FillText(sty, vg.Point{X: x + thumbWidth + thumbGap, Y: y}, e.label)
+	}
 }

@@ -38,21 +38,67 @@ func (f *Figure) Write(w io.Writer, format string, size Size) (err error) {
 			err = fmt.Errorf("figure: cannot draw: %v", r)
 		}
 	}()
+	if err := f.CheckSize(size); err != nil {
+		return fmt.Errorf("figure: %w", err)
+	}
 	c, err := newCanvas(format, f.size(size))
 	if err != nil {
 		return err
 	}
-	f.draw(draw.New(c))
+	dc := draw.New(c)
+	f.layout(dc).draw(dc)
 	_, err = c.WriteTo(w)
 	return err
 }
 
+// MinSize is the smallest size at which the figure's texts fit beside its
+// data: MinWidth × MinHeight, or taller where the legends beside the
+// panels of a row need it (their height, and an inch for the row's title,
+// tick labels and axis label) or a legend under the grid does.
+func (f *Figure) MinSize() Size {
+	h := f.MinHeight
+	var need vg.Length
+	for _, row := range f.Grid {
+		var tallest vg.Length
+		for _, p := range row {
+			if p == nil || p.legendEntries() == 0 {
+				continue
+			}
+			switch p.Legend {
+			case Outside:
+				tallest = max(tallest, p.legend().height())
+			case Below:
+				l := p.legend()
+				l.fit(f.MinWidth - edgeLeft - edgeRight)
+				h += l.height() + legendInset
+			}
+		}
+		need += tallest + vg.Inch
+	}
+	if f.Title != "" {
+		need += 2 * titleSize
+	}
+	return Size{Width: f.MinWidth, Height: max(h, need)}
+}
+
+// CheckSize reports an error when the size s (zero fields: the figure's
+// default) is below the figure's smallest, MinSize.
+func (f *Figure) CheckSize(s Size) error {
+	s, m := f.size(s), f.MinSize()
+	if s.Width < m.Width-0.01 || s.Height < m.Height-0.01 {
+		return fmt.Errorf("%.3gx%.3g in is smaller than this figure's smallest size, %.3gx%.3g in",
+			s.Width/vg.Inch, s.Height/vg.Inch, m.Width/vg.Inch, m.Height/vg.Inch)
+	}
+	return nil
+}
+
 func (f *Figure) size(s Size) Size {
+	m := f.MinSize()
 	if s.Width <= 0 {
-		s.Width = f.Width
+		s.Width = max(f.Width, m.Width)
 	}
 	if s.Height <= 0 {
-		s.Height = f.Height
+		s.Height = max(f.Height, m.Height)
 	}
 	if s.DPI <= 0 {
 		s.DPI = 200

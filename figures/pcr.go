@@ -45,22 +45,27 @@ func pcrFigure(f *file) (*Figure, error) {
 	for _, p := range append(append([]*Panel{}, top...), bottom...) {
 		p.Heat.Max = scale
 	}
-	bar := &Panel{ColorBar: scale}
+	bar := &Panel{ColorBar: scale, YLabel: "matrix entry"}
 	fig.Grid = [][]*Panel{append(top, bar), append(bottom, nil)}
 	// Equal squares: the first column is wider by the room of the row
 	// labels, the colour bar narrow.
 	n := float64(len(top))
-	cell := (pageWidth - colGap*vg.Length(n) - rowLabelRoom) / vg.Length(n+0.55)
+	cell := (pageWidth - colGap*vg.Length(n) - rowLabelRoom) / vg.Length(n+barShare)
 	fig.Widths = make([]float64, len(top)+1)
 	for i := range top {
 		fig.Widths[i] = 1
 	}
 	fig.Widths[0] += float64(rowLabelRoom / cell)
-	fig.Widths[len(top)] = 0.55
+	fig.Widths[len(top)] = barShare
 	fig.Width = pageWidth
 	fig.Height = 2*(cell+labelSize*1.6) + titleSize*1.5 + 24
+	fig.MinWidth, fig.MinHeight = minPageWidth, 2.4*vg.Inch
 	return fig, nil
 }
+
+// barShare is the colour bar's width, with its ticks and label, in heat
+// maps.
+const barShare = 0.8
 
 // plateauSamples picks a sample inside each plateau the run reached, and
 // the m of the plateau: the geometric middle of the times between two drops

@@ -16,7 +16,12 @@ func curve(c Curve) polyline {
 	if c.Thin {
 		l.sty.Width = thinWidth
 	}
-	if c.Dashed {
+	switch {
+	case c.Dash > 0:
+		l.sty.Dashes = dashes[c.Dash%len(dashes)]
+	case c.Dotted:
+		l.sty.Dashes = []vg.Length{1, 2}
+	case c.Dashed:
 		l.sty.Dashes = []vg.Length{4, 2.5}
 	}
 	return l
@@ -34,12 +39,24 @@ type polyline struct {
 const simplifyTol = vg.Length(0.05)
 
 func (l polyline) Plot(c draw.Canvas, pl *plot.Plot) {
+	c.StrokeLines(l.sty, l.runs(c, pl)...)
+}
+
+// runs are the polylines the curve draws on c: its points in canvas
+// coordinates, split where a point has no place (NaN, or ≤ 0 on a log
+// axis), simplified and clipped to c.
+func (l polyline) runs(c draw.Canvas, pl *plot.Plot) [][]vg.Point {
 	tx, ty := pl.Transforms(&c)
 	var runs [][]vg.Point
 	var run []vg.Point
 	for _, p := range l.xy {
-		x, y := tx(p.X), ty(p.Y)
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) || math.IsNaN(float64(y)) || math.IsInf(float64(y), 0) {
+		ok := !math.IsNaN(p.X) && !math.IsNaN(p.Y) && !(isLog(pl.X) && p.X <= 0) && !(isLog(pl.Y) && p.Y <= 0)
+		var x, y vg.Length
+		if ok {
+			x, y = tx(p.X), ty(p.Y)
+			ok = !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) && !math.IsNaN(float64(y)) && !math.IsInf(float64(y), 0)
+		}
+		if !ok {
 			if len(run) > 1 {
 				runs = append(runs, simplify(run, simplifyTol))
 			}
@@ -51,7 +68,13 @@ func (l polyline) Plot(c draw.Canvas, pl *plot.Plot) {
 	if len(run) > 1 {
 		runs = append(runs, simplify(run, simplifyTol))
 	}
-	c.StrokeLines(l.sty, c.ClipLinesXY(runs...)...)
+	return c.ClipLinesXY(runs...)
+}
+
+// isLog reports whether an axis has a log scale.
+func isLog(ax plot.Axis) bool {
+	_, ok := ax.Scale.(plot.LogScale)
+	return ok
 }
 
 func (l polyline) DataRange() (xmin, xmax, ymin, ymax float64) { return plotter.XYRange(l.xy) }
@@ -124,32 +147,66 @@ func scatter(p Points) *plotter.Scatter {
 	return s
 }
 
-// pointText writes each point's text beside it: to its right, or to its
-// left in the last tenth of the x axis, leaving out a text that would
-// overlap one already written.
-type pointText struct{ Points }
+// errorBars draws a vertical bar from Lo[i] to Hi[i] through each point.
+type errorBars struct{ Points }
 
-func (p pointText) Plot(c draw.Canvas, pl *plot.Plot) {
+func (e errorBars) Plot(c draw.Canvas, pl *plot.Plot) {
+	sty := draw.LineStyle{Color: e.Color, Width: thinWidth}
+	c.StrokeLines(sty, e.lines(c, pl)...)
+}
+
+// lines are the bars on c, clipped to it.
+func (e errorBars) lines(c draw.Canvas, pl *plot.Plot) [][]vg.Point {
+	if len(e.Lo) != len(e.X) || len(e.Hi) != len(e.X) {
+		return nil
+	}
 	tx, ty := pl.Transforms(&c)
-	sty := textStyle(noteSize)
-	sty.Color, sty.YAlign = p.Color, draw.YCenter
-	var placed []vg.Rectangle
-	for i, s := range p.Text {
-		x, y := tx(p.X[i]), ty(p.Y[i])
-		w, h := sty.Width(s), sty.Height(s)
-		r := vg.Rectangle{Min: vg.Point{X: x + markRadius + 2, Y: y - h/2}, Max: vg.Point{X: x + markRadius + 2 + w, Y: y + h/2}}
-		if pl.X.Norm(p.X[i]) >= 0.9 {
-			r.Min.X, r.Max.X = x-markRadius-2-w, x-markRadius-2
+	var out [][]vg.Point
+	for i, x := range e.X {
+		lo, hi := e.Lo[i], e.Hi[i]
+		if math.IsNaN(lo) || math.IsNaN(hi) || isLog(pl.Y) && (lo <= 0 || hi <= 0) || isLog(pl.X) && x <= 0 {
+			continue
 		}
-		free := true
-		for _, q := range placed {
-			free = free && (r.Max.X <= q.Min.X || r.Min.X >= q.Max.X || r.Max.Y <= q.Min.Y || r.Min.Y >= q.Max.Y)
-		}
-		if free {
-			placed = append(placed, r)
-			c.FillText(sty, vg.Point{X: r.Min.X, Y: y}, s)
+		out = append(out, []vg.Point{{X: tx(x), Y: ty(lo)}, {X: tx(x), Y: ty(hi)}})
+	}
+	return c.ClipLinesXY(out...)
+}
+
+// band shades the area between two curves in a light tint of its colour.
+type band struct{ Band }
+
+func (b band) Plot(c draw.Canvas, pl *plot.Plot) {
+	if poly := bandPolygon(b.Band, c, pl); len(poly) > 2 {
+		c.FillPolygon(tint(b.Color), poly)
+	}
+}
+
+// bandPolygon is the outline of the band on c: along Lo, back along Hi,
+// clipped to c; the points without a place on the axes are left out.
+func bandPolygon(b Band, c draw.Canvas, pl *plot.Plot) []vg.Point {
+	tx, ty := pl.Transforms(&c)
+	ok := func(i int) bool {
+		return !math.IsNaN(b.Lo[i]) && !math.IsNaN(b.Hi[i]) && !(isLog(pl.X) && b.X[i] <= 0) &&
+			!(isLog(pl.Y) && (b.Lo[i] <= 0 || b.Hi[i] <= 0))
+	}
+	var lo, hi []vg.Point
+	for i := range b.X {
+		if ok(i) {
+			lo = append(lo, vg.Point{X: tx(b.X[i]), Y: ty(b.Lo[i])})
+			hi = append(hi, vg.Point{X: tx(b.X[i]), Y: ty(b.Hi[i])})
 		}
 	}
+	lo, hi = simplify(lo, simplifyTol), simplify(hi, simplifyTol)
+	for i := len(hi) - 1; i >= 0; i-- {
+		lo = append(lo, hi[i])
+	}
+	return c.ClipPolygonXY(lo)
+}
+
+func (b band) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = dataRange(false, b.X)
+	ymin, ymax = dataRange(false, b.Lo, b.Hi)
+	return
 }
 
 // refLine is a dotted grey line across the panel at value, horizontal or

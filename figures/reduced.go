@@ -43,36 +43,71 @@ func reducedFigure(f *file, opt Options) (*Figure, error) {
 	if len(curveFull) != len(curveT) || len(curveRed) != len(curveT) {
 		return nil, fmt.Errorf("%s: curve_t, curve_v_full and curve_v_reduced differ in length", f.path)
 	}
-	fig := &Figure{Title: title, Width: pageWidth, Height: 2.9 * vg.Inch}
-	left := reducedCurvesPanel(drops, curveDrop, curveT, curveFull, curveRed, obs)
-	right := dropTimesPanel(drops, obs, pred, fromStart)
-	fig.Grid = [][]*Panel{{left, right}}
+	var dev []float64
+	if dev, _, err = f.Floats(output.MaxDeviation, k); err != nil {
+		return nil, err
+	}
+	heads, _, err := f.Ints(output.DropHead, k)
+	if err != nil {
+		return nil, err
+	}
+	fig := &Figure{Title: title, Width: pageWidth, MinWidth: minPageWidth}
+	// One panel per drop, four to a row, each on its own time scale; then
+	// the drop times and the deviations.
+	var row []*Panel
+	for i, m := range drops {
+		p := reducedCurvesPanel(i, len(drops), m, heads[i], curveDrop, curveT, curveFull, curveRed, obs[i])
+		if i%4 == 0 {
+			p.YLabel = "|v| of the learning head"
+		}
+		if row = append(row, p); len(row) == 4 || i == len(drops)-1 {
+			fig.Grid = append(fig.Grid, row)
+			row = nil
+		}
+	}
+	if len(fig.Grid) > 0 {
+		first := fig.Grid[0][0]
+		first.Curves[0].Label, first.Curves[1].Label, first.Legend = "flow", "1-D theory", TopLeft
+	}
+	fig.Grid = append(fig.Grid, []*Panel{dropTimesPanel(drops, obs, pred, fromStart), deviationPanel(drops, dev)})
+	rows := len(fig.Grid)
+	fig.Height = vg.Length(0.4+1.9*float64(rows)) * vg.Inch
+	fig.MinHeight = minHeight(rows) + vg.Length(rows)*0.2*vg.Inch
 	return fig, nil
 }
 
-// reducedCurvesPanel: for each drop m, |v| of the head that learns e_m in
-// the full flow (solid, in the colour of m) and in the 1-D theory started
-// where the head is aligned (dashed, black, drawn over the flow so that
-// where they agree its dashes lie on the coloured curve), against the time
-// from the observed drop, so that every drop is seen at its own scale on
-// one linear axis.
-func reducedCurvesPanel(drops, curveDrop []int64, t, full, red, obs []float64) *Panel {
-	p := &Panel{Title: "learning head: flow and 1-D theory", XLabel: "(t − observed drop time) / τ", YLabel: "|v| of the learning head", Legend: TopLeft}
-	var theory []Curve
-	for i, m := range drops {
-		var ct, cf, cr []float64
-		for j, dm := range curveDrop {
-			if dm == m {
-				ct, cf, cr = append(ct, t[j]-obs[i]), append(cf, full[j]), append(cr, red[j])
-			}
+// reducedCurvesPanel: for drop m, the |v| of the head that learns e_m in
+// the full flow (solid, in the colour of the i-th of n drops) and in the
+// 1-D theory started where the head is aligned (dashed, black, drawn over
+// the flow so that where they agree its dashes lie on the coloured curve),
+// against the time from the observed drop.
+func reducedCurvesPanel(i, n int, m, head int64, curveDrop []int64, t, full, red []float64, obs float64) *Panel {
+	p := &Panel{Title: fmt.Sprintf("drop %d: e%s, head %d", m, sub(int(m)), head+1), XLabel: "(t − t" + sub(int(m)) + ") / τ"}
+	var ct, cf, cr []float64
+	for j, dm := range curveDrop {
+		if dm == m {
+			ct, cf, cr = append(ct, t[j]-obs), append(cf, full[j]), append(cr, red[j])
 		}
-		p.Curves = append(p.Curves, Curve{Label: fmt.Sprintf("drop %d (e%s)", m, sub(int(m))), X: ct, Y: cf, Color: categorical(i, len(drops))})
-		theory = append(theory, Curve{X: ct, Y: cr, Color: black, Dashed: true, Thin: true})
 	}
-	if len(theory) > 0 {
-		theory[0].Label = "1-D theory"
+	p.Curves = []Curve{{X: ct, Y: cf, Color: categorical(i, n)}, {X: ct, Y: cr, Color: black, Dashed: true, Thin: true}}
+	return p
+}
+
+// deviationPanel: the largest deviation of the learning head's |v| from
+// the 1-D theory after the head is aligned, relative to v*, per drop.
+func deviationPanel(drops []int64, dev []float64) *Panel {
+	p := &Panel{Title: "flow against 1-D theory", XLabel: "drop m", YLabel: "max |Δv| / v*", YLog: true}
+	pts := Points{Color: black}
+	for i, m := range drops {
+		p.XTicks = append(p.XTicks, Tick{Value: float64(m), Label: fmt.Sprint(m)})
+		if dev[i] > 0 {
+			pts.X, pts.Y = append(pts.X, float64(m)), append(pts.Y, dev[i])
+		}
 	}
-	p.Curves = append(p.Curves, theory...)
+	if len(drops) > 0 {
+		p.XRange = Range{float64(drops[0]) - 0.5, float64(drops[len(drops)-1]) + 0.5}
+	}
+	p.Points = []Points{pts}
 	return p
 }
 
@@ -81,9 +116,9 @@ func reducedCurvesPanel(drops, curveDrop []int64, t, full, red, obs []float64) *
 // and started at the previous drop (open; −1 in the file when there is
 // none).
 func dropTimesPanel(drops []int64, obs, pred, fromStart []float64) *Panel {
-	p := &Panel{Title: "drop times", XLabel: "observed drop time / τ", YLabel: "predicted drop time / τ", XLog: true, YLog: true, Legend: TopLeft}
-	aligned := Points{Label: "1-D theory from the aligned head", Color: okabeIto[0]}
-	early := Points{Label: "1-D theory from the previous drop", Color: okabeIto[1], Open: true, Square: true}
+	p := &Panel{Title: "drop times: 1-D theory", XLabel: "observed / τ", YLabel: "predicted / τ", XLog: true, YLog: true, Legend: TopLeft}
+	aligned := Points{Label: "from the aligned head", Color: okabeIto[0]}
+	early := Points{Label: "from the previous drop", Color: okabeIto[1], Open: true, Square: true}
 	for i := range drops {
 		if obs[i] <= 0 {
 			continue
@@ -118,10 +153,11 @@ func reducedMergedFigure(f *file, opt Options) (*Figure, error) {
 	}
 	d := len(eig)
 	log := opt.XScale != "lin"
-	fig := &Figure{Title: problemTitle(f, d, f.spec.H, 0, true), Width: columnWidth, Height: 2.9 * vg.Inch}
+	fig := &Figure{Title: problemTitle(f, d, f.spec.H, 0, true), Width: columnWidth, Height: 2.9 * vg.Inch,
+		MinWidth: minWidth, MinHeight: minHeight(1) + 0.5*vg.Inch}
 	x, y, n := onAxis(t, loss, log)
 	fig.addNote(droppedNote(n))
-	p := &Panel{XLabel: "t / τ", YLabel: "loss", XLog: log, Legend: BottomLeft, XRange: timeRange(t, log)}
+	p := &Panel{XLabel: "t / τ", YLabel: "loss", XLog: log, Legend: BottomLeft, XRange: timeRange(t, log, false)}
 	p.Curves = append(p.Curves, Curve{Label: "flow", X: x, Y: y, Color: black})
 	if f.Has(output.LossClosedForm) {
 		cf, _, err := f.Floats(output.LossClosedForm, len(t))
@@ -129,13 +165,13 @@ func reducedMergedFigure(f *file, opt Options) (*Figure, error) {
 			return nil, err
 		}
 		_, yc, _ := onAxis(t, cf, log)
-		label := "closed form σ(t)"
 		var mr output.MergedResult
-		if f.meta.DecodeResult(&mr) == nil && mr.ClosedFormExact != nil && !*mr.ClosedFormExact {
-			label += " (start not balanced)"
-			fig.addNote("the closed form is exact only from a balanced, aligned start (-balanced); this start is not")
+		balanced := !(f.meta.DecodeResult(&mr) == nil && mr.ClosedFormExact != nil && !*mr.ClosedFormExact)
+		if !balanced {
+			fig.Caption = closedFormNote
+			fig.addNote(closedFormNote)
 		}
-		p.Curves = append(p.Curves, Curve{Label: label, X: x, Y: yc, Color: okabeIto[0], Dashed: true})
+		p.Curves = append(p.Curves, closedFormCurve(x, yc, balanced))
 	}
 	p.HLines = plateauLines(levels, []int{0, d})
 	for i, name := range []string{output.TDropObserved, output.TDropPaper, output.TDropRefined} {
@@ -148,7 +184,7 @@ func reducedMergedFigure(f *file, opt Options) (*Figure, error) {
 		}
 		label := []string{"observed drop", "paper: τ ln(1/s₀)/(2‖Λ²‖)", "refined estimate"}[i]
 		p.Points = append(p.Points, Points{Label: label, X: v, Y: []float64{interpolate(t, loss, v[0])},
-			Color: okabeIto[i+1], Open: i > 0, Square: i == 2})
+			Color: okabeIto[[]int{1, 0, 3}[i]], Open: i > 0, Square: i == 2})
 	}
 	fig.Grid = [][]*Panel{{p}}
 	return fig, nil

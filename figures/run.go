@@ -87,13 +87,14 @@ func runFigure(f *file, opt Options) (*Figure, error) {
 		return nil, err
 	}
 	log := opt.XScale != "lin"
-	fig := &Figure{Title: problemTitle(f, rd.d, rd.h, rd.r, rd.merged), Width: columnWidth}
-	x := timeRange(rd.t, log)
+	fig := &Figure{Title: problemTitle(f, rd.d, rd.h, rd.r, rd.merged), Width: columnWidth, MinWidth: minWidth}
+	held := f.meta.Status == "converged"
+	x := timeRange(rd.t, log, held)
 	heads := learnedHeads(rd)
 	lossPanel := runLossPanel(f, rd, log, fig)
 	vPanel := valuePanel(rd, heads, log)
 	panels := []*Panel{lossPanel}
-	if tp := testPanel(f, rd.t, log); tp != nil {
+	if tp := testPanel(f, rd.t, log, fig); tp != nil {
 		panels = append(panels, tp)
 	}
 	panels = append(panels, vPanel)
@@ -111,19 +112,51 @@ func runFigure(f *file, opt Options) (*Figure, error) {
 	panels[len(panels)-1].XLabel = "t / τ"
 	fig.Heights = append([]float64{1.5}, slices.Repeat([]float64{1}, len(panels)-1)...)
 	fig.Height = vg.Length(0.9+1.45*float64(len(panels))) * vg.Inch
+	fig.MinHeight = minHeight(len(panels))
 	_, _, n := onAxis(rd.t, rd.loss, log)
 	fig.addNote(droppedNote(n))
+	if held {
+		holdFinal(panels, x.Max)
+		fig.addNote(fmt.Sprintf("converged at t = %.6g (L − L_min ≤ %g·(L(0) − L_min)): the final state is drawn on, dotted, to the end of the time axis", rd.t[len(rd.t)-1], f.spec.Tol))
+	}
 	return fig, nil
 }
 
-// timeRange is the extent of the output times on the time axis: from the
-// first positive time on a log axis.
-func timeRange(t []float64, log bool) Range {
+// timeRange is the time axis of the output times t: from the first
+// positive time on a log axis (0 on a linear one) to the last, and on by a
+// twentieth of the axis (matplotlib's default margin), or by a tenth when
+// the final state is held there, so that the last drop stands clear of the
+// frame and the final plateau shows.
+func timeRange(t []float64, log, held bool) Range {
 	lo, hi := dataRange(log, t)
+	frac := 0.05
+	if held {
+		frac = 0.1
+	}
 	if !log {
 		lo = math.Min(0, lo)
+		return Range{lo, hi + (hi-lo)*frac/(1-frac)}
 	}
-	return Range{lo, hi}
+	if !(hi > lo) {
+		return Range{lo, hi}
+	}
+	return Range{lo, hi * math.Pow(hi/lo, frac/(1-frac))}
+}
+
+// holdFinal continues every curve of the panels that ends before end,
+// dotted and thin, at its last value: the final state of a converged run,
+// where the gradient flow's loss, never increasing and never below L_min,
+// stays within the convergence tolerance of its last value.
+func holdFinal(panels []*Panel, end float64) {
+	for _, p := range panels {
+		for _, c := range p.Curves {
+			k := len(c.X) - 1
+			if k < 0 || c.X[k] >= end || c.Dotted {
+				continue
+			}
+			p.Curves = append(p.Curves, Curve{X: []float64{c.X[k], end}, Y: []float64{c.Y[k], c.Y[k]}, Color: c.Color, Dotted: true, Thin: true})
+		}
+	}
 }
 
 // runLossPanel: the loss against t/τ, the plateau levels L(M_m) that the
@@ -150,10 +183,13 @@ func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
 	}
 	p.HLines = plateauLines(rd.levels, reachableLevels(rd))
 	p.Points = append(p.Points, dropMarks(rd.t, rd.loss, rd.trans, rd.transM))
-	if cf, label, ok := mergedClosedForm(f, rd, log); ok {
-		p.Curves = append(p.Curves, Curve{Label: label, X: t, Y: cf, Color: okabeIto[0], Dashed: true})
+	if cf, ok := mergedClosedForm(f, rd, log); ok {
+		p.Curves = append(p.Curves, closedFormCurve(t, cf, f.spec.Balanced))
 		p.Legend = BottomLeft
-		fig.addNote("the closed form is exact only from a balanced, aligned start (-balanced) with white Λ")
+		if !f.spec.Balanced {
+			fig.Caption = closedFormNote
+			fig.addNote(closedFormNote)
+		}
 	}
 	return p
 }
@@ -161,8 +197,8 @@ func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
 // testPanel draws the test losses a file holds, nil without them: the
 // in-context and in-weight test losses of a run (exact) or of a training
 // run (on the test sequences, solid) beside the population flow's (exact,
-// dashed).
-func testPanel(f *file, t []float64, log bool) *Panel {
+// dashed, which the figure's caption says).
+func testPanel(f *file, t []float64, log bool, fig *Figure) *Panel {
 	p := &Panel{YLabel: "test loss", Legend: BottomLeft}
 	add := func(name, label string, c color.Color, dashed bool) {
 		if a, err := f.Array(name, len(t)); err == nil {
@@ -170,20 +206,25 @@ func testPanel(f *file, t []float64, log bool) *Panel {
 			p.Curves = append(p.Curves, Curve{Label: label, X: x, Y: y, Color: c, Dashed: dashed})
 		}
 	}
-	what := ""
-	if f.trained {
-		what = " (test sequences)"
-	}
-	add(output.TestICL, "in-context"+what, okabeIto[2], false)
-	add(output.TestIWL, "in-weight"+what, okabeIto[4], false)
-	if f.trained {
-		add(output.FlowTestICL, "in-context (exact flow)", okabeIto[2], true)
-		add(output.FlowTestIWL, "in-weight (exact flow)", okabeIto[4], true)
+	add(output.TestICL, "in-context", okabeIto[2], false)
+	add(output.TestIWL, "in-weight", okabeIto[4], false)
+	if f.trained && f.Has(output.FlowTestICL) {
+		add(output.FlowTestICL, "", okabeIto[2], true)
+		add(output.FlowTestIWL, "", okabeIto[4], true)
+		fig.Caption = joinSentences(fig.Caption, "Test losses: solid on the test sequences, dashed of the exact population flow.")
 	}
 	if len(p.Curves) == 0 {
 		return nil
 	}
 	return p
+}
+
+// joinSentences appends sentence b to a.
+func joinSentences(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + " " + b
 }
 
 // reachableLevels are the plateaus m the model can visit: 0 … min(D, R·H)
@@ -231,25 +272,37 @@ func dropLines(trans []float64) []RefLine {
 
 // mergedClosedForm is the white-Λ closed-form loss of a merged run that
 // the file holds (output.LossClosedForm) on the time axis.
-func mergedClosedForm(f *file, rd *runData, log bool) ([]float64, string, bool) {
+func mergedClosedForm(f *file, rd *runData, log bool) ([]float64, bool) {
 	if !rd.merged || !f.Has(output.LossClosedForm) {
-		return nil, "", false
+		return nil, false
 	}
 	cf, _, err := f.Floats(output.LossClosedForm, len(rd.t))
 	if err != nil {
-		return nil, "", false
+		return nil, false
 	}
 	_, cf, _ = onAxis(rd.t, cf, log)
-	label := "closed form σ(t)"
-	if !f.spec.Balanced {
-		label += ", s₀ = ‖v(0)‖²"
-	}
-	return cf, label, true
+	return cf, true
 }
 
-// head describes one head of a run: the eigenvectors it learned (1-based,
-// from the keys' alignment at the end) or none when its value weight
-// stayed small, and its colour.
+// closedFormNote is the caveat of a closed form drawn from a start that
+// is not balanced.
+const closedFormNote = "The closed form σ(t) (s₀ = ‖v(0)‖²) is exact only from a balanced, aligned start (-balanced); from this start it is an approximation."
+
+// closedFormCurve draws the merged model's closed form in a style of its
+// own (bluish green, dash-dotted), saying on the figure when its start is
+// not balanced and it is only an approximation.
+func closedFormCurve(x, y []float64, balanced bool) Curve {
+	label := "closed form σ(t)"
+	if !balanced {
+		label += " (approximate)"
+	}
+	return Curve{Label: label, X: x, Y: y, Color: okabeIto[2], Dash: 2}
+}
+
+// head describes one head of a run: its index (from 0, as in the arrays;
+// the legends number heads from 1, as the paper does), the eigenvectors it
+// learned (from 1, from the keys' alignment at the end) or none when its
+// value weight stayed small, and its colour.
 type head struct {
 	index   int
 	learned []int
@@ -321,7 +374,7 @@ func valuePanel(rd *runData, heads []head, log bool) *Panel {
 				c.Label, dormant = "dormant heads", true
 			}
 		default:
-			c.Label = fmt.Sprintf("%s: head %d", eigenvectorList(hd.learned), hd.index)
+			c.Label = fmt.Sprintf("%s: head %d", eigenvectorList(hd.learned), hd.index+1)
 		}
 		p.Curves = append(p.Curves, c)
 	}

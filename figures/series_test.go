@@ -66,19 +66,35 @@ func TestSimplify(t *testing.T) {
 	}
 }
 
-// TestStackLabels: labels closer than their height are thinned from the
-// top, and the lowest is always written.
-func TestStackLabels(t *testing.T) {
+// TestSpread: labels of height 10 wanted at 95, 100, 72, 80, 71 in
+// [0, 200]: 71, 72 and 80 overlap in a chain and stack around their mean
+// 74.33 (64.33 … 84.33); 95 and 100 stack around 97.5 (92.5, 102.5), which
+// overlaps 84.33 + 10, so all five stack around their mean 83.6, from 63.6
+// by 10. In [60, 90] only three fit: the lowest, the highest and the
+// middle one, stacked from the bottom of the range.
+func TestSpread(t *testing.T) {
 	t.Parallel()
-	// Tops at 100, 95, 80, 72, 71 with height 10: 100 kept; 95 overlaps;
-	// 80 kept (≤ 90 − 1); 72 overlaps; 71 is the lowest: kept, and 80,
-	// whose bottom 70 is below 72, is dropped for it.
-	keep := stackLabels([]vg.Length{95, 100, 72, 80, 71}, 10)
-	want := []bool{false, true, false, false, true}
-	for i := range want {
-		if keep[i] != want[i] {
-			t.Fatalf("keep %v, want %v", keep, want)
+	want := []vg.Length{95, 100, 72, 80, 71}
+	got := spread(want, 10, 0, 200)
+	exp := []vg.Length{93.6, 103.6, 73.6, 83.6, 63.6}
+	for i := range exp {
+		if math.Abs(float64(got[i]-exp[i])) > 1e-3 {
+			t.Fatalf("spread %v, want %v", got, exp)
 		}
+	}
+	got = spread(want, 10, 60, 90)
+	kept := 0
+	for i, y := range got {
+		if math.IsNaN(float64(y)) {
+			continue
+		}
+		kept++
+		if y < 65 || y > 85 {
+			t.Errorf("label %d at %v, outside [65, 85]", i, y)
+		}
+	}
+	if kept != 3 || math.IsNaN(float64(got[1])) || math.IsNaN(float64(got[4])) {
+		t.Errorf("kept %v, want three with the highest and the lowest", got)
 	}
 }
 

@@ -32,6 +32,11 @@ const (
 	markRadius = vg.Length(2.2)
 )
 
+// dashes are the line styles of the values of a field (Curve.Dash):
+// solid, dashed, dash-dotted, long-dashed and densely dotted, as
+// matplotlib's named line styles.
+var dashes = [][]vg.Length{nil, {4, 2.5}, {4, 1.5, 1, 1.5}, {7, 2}, {1.2, 1.2}}
+
 // maxLegend is the most entries a legend lists (Panel.thinLegend).
 const maxLegend = 10
 
@@ -70,9 +75,11 @@ var viridis = []color.RGBA{
 }
 
 var (
-	black     = color.RGBA{A: 0xFF}
-	refGray   = rgb(0x80, 0x80, 0x80)
-	lightGray = rgb(0xC8, 0xC8, 0xC8)
+	white       = rgb(0xFF, 0xFF, 0xFF)
+	black       = color.RGBA{A: 0xFF}
+	refGray     = rgb(0x80, 0x80, 0x80)
+	captionGray = rgb(0x40, 0x40, 0x40)
+	lightGray   = rgb(0xC8, 0xC8, 0xC8)
 )
 
 func rgb(r, g, b uint8) color.RGBA { return color.RGBA{R: r, G: g, B: b, A: 0xFF} }
@@ -118,3 +125,20 @@ func diverging(max float64) palette.ColorMap {
 	m.SetMax(max)
 	return m
 }
+
+// tint is c at a quarter of its opacity: the shade of a band, through which
+// the bands and grid lines under it stay visible.
+func tint(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x40}
+}
+
+// The smallest sizes at which a figure's texts fit beside its data: 3 in
+// wide for a figure of one column, 6 in for one of a page, and 0.6 in
+// plus 1.1 in per row of panels high.
+const (
+	minWidth     = 3 * vg.Inch
+	minPageWidth = 6 * vg.Inch
+)
+
+func minHeight(rows int) vg.Length { return vg.Length(0.6+1.1*float64(rows)) * vg.Inch }

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/linattn/linattn/output"
-	"image/color"
-	"math"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/linattn/linattn/output"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -16,38 +16,47 @@ import (
 // sweepRun is one run of a sweep as its figure draws it.
 type sweepRun struct {
 	run        int
-	group      int // index of its value of the -by field
+	params     map[string]string // the swept fields' values, as in index.json
 	t, loss    []float64
 	levels     []float64
 	trans      []float64
 	transM     []int64
 	incomplete bool
+	converged  bool
 	file       *file
 }
 
-// sweepData is a sweep's index and the runs it could read.
+// sweepData is a sweep's index, the runs it could read, and the part each
+// swept field plays in the figure: the field that splits the panels, the
+// one that colours the curves (hue) and the one that dashes them (style),
+// as seaborn's relplot(col=, hue=, style=) names them; by is -by, along the
+// drop panel's x axis.
 type sweepData struct {
-	by      string   // the field that groups the runs ("" when nothing was swept)
-	values  []string // its values, as written in index.json
-	numbers []float64
-	numeric bool
-	runs    []sweepRun
+	swept              []string
+	values             map[string][]string // each swept field's values, in the sweep's order
+	by, panel          string
+	hue, style         string
+	runs               []sweepRun
+	median             bool
+	dropsOnly          bool     // the runs are of linattn reduced: the drop times alone
+	replicates, hidden []string // fields summarized over, and those not told apart
 }
 
-// sweepFigure draws a sweep from its index: the loss of every run on one
-// axis coloured by the -by field (or one panel per value of it), and the
-// drop times of every run against that field.
+// replicateFields are the fields whose values are repetitions of one
+// experiment: a median over them summarizes it.
+var replicateFields = []string{"seed", "data-seed"}
+
+// sweepFigure draws a sweep from its index: the loss of every run (or, with
+// -view median, the median over seeds and the band between the quartiles)
+// on one panel or one per value of -by, and the drop times against -by.
 func sweepFigure(f *file, opt Options) (*Figure, error) {
-	sd, err := readSweep(f, opt.By)
+	sd, err := readSweep(f, opt)
 	if err != nil {
 		return nil, err
 	}
-	log := opt.XScale != "lin"
 	if len(sd.runs) == 0 {
 		return nil, fmt.Errorf("%s: no run of the sweep has output to draw", f.path)
 	}
-	// The title states what the runs share (from the first run's sidecar)
-	// and what was swept.
 	first := sd.runs[0].file
 	parts := problemParts(first, first.spec.D, first.spec.H, first.spec.R, first.spec.Model == "merged", f.idx.Swept)
 	parts = append(parts, fmt.Sprintf("%d runs", len(f.idx.Rows)))
@@ -58,82 +67,151 @@ func sweepFigure(f *file, opt Options) (*Figure, error) {
 	if n := len(f.idx.Rows) - len(sd.runs); n > 0 {
 		fig.addNote(fmt.Sprintf("%d of %d runs not drawn: failed or not run (their errors are in index.json)", n, len(f.idx.Rows)))
 	}
-	lossPanels := sweepLossPanels(sd, opt.Panels, log, fig)
+	sd.notes(fig)
 	drops := sweepDropPanel(sd)
-	if !opt.Panels {
-		fig.Grid = [][]*Panel{{lossPanels[0]}, {drops}}
-		fig.Heights = []float64{1.5, 1}
-		fig.Width, fig.Height = columnWidth, 5*vg.Inch
+	if sd.dropsOnly {
+		fig.Grid = [][]*Panel{{drops}}
+		fig.Width, fig.Height = columnWidth, 3*vg.Inch
+		fig.MinWidth, fig.MinHeight = minWidth, minHeight(1)
 		return fig, nil
 	}
-	// Rows of at most four loss panels, then the drop times across the
-	// page.
-	cols := min(4, len(lossPanels))
-	for i := 0; i < len(lossPanels); i += cols {
-		row := lossPanels[i:min(i+cols, len(lossPanels))]
+	loss := sweepLossPanels(sd, opt.XScale != "lin", fig)
+	if !opt.Panels {
+		fig.Grid = [][]*Panel{{loss[0]}, {drops}}
+		fig.Heights = []float64{1.5, 1}
+		fig.Width, fig.Height = columnWidth, 5*vg.Inch
+		fig.MinWidth, fig.MinHeight = minWidth, minHeight(2)+0.5*vg.Inch
+		return fig, nil
+	}
+	// Rows of at most four loss panels; the drop times beside them when
+	// there is room, else across the page below.
+	cols := min(4, len(loss))
+	for i := 0; i < len(loss); i += cols {
+		row := loss[i:min(i+cols, len(loss))]
 		for len(row) < cols {
 			row = append(row, nil)
 		}
 		fig.Grid = append(fig.Grid, row)
 	}
-	fig.Grid = append(fig.Grid, []*Panel{drops})
+	if len(loss) < 4 {
+		fig.Grid[0] = append(fig.Grid[0], drops)
+	} else {
+		fig.Grid = append(fig.Grid, []*Panel{drops})
+	}
 	fig.Width, fig.Height = pageWidth, vg.Length(0.4+2.1*float64(len(fig.Grid)))*vg.Inch
+	fig.MinWidth, fig.MinHeight = minPageWidth, minHeight(len(fig.Grid))+0.3*vg.Inch*vg.Length(len(fig.Grid))
 	return fig, nil
 }
 
-// readSweep reads the index and every run that has output.
-func readSweep(f *file, by string) (*sweepData, error) {
-	sd := &sweepData{by: chooseBy(f.idx.Swept, by)}
-	if by != "" && sd.by != by {
-		return nil, fmt.Errorf("-by %s: not a swept field of %s (swept: %s)", by, f.path, strings.Join(f.idx.Swept, ", "))
-	}
-	group := make([]int, len(f.idx.Rows))
-	if sd.by != "" {
-		raw := f.idx.ParamValues[sd.by]
-		sd.numeric = true
-		for _, v := range raw {
-			sd.values = append(sd.values, compactJSON(v))
-			var x float64
-			if json.Unmarshal(v, &x) != nil {
-				sd.numeric = false
-			}
-			sd.numbers = append(sd.numbers, x)
+// notes says which fields the figure summarizes over or does not tell
+// apart.
+func (sd *sweepData) notes(fig *Figure) {
+	if sd.median {
+		what := "no field is a seed: each median is of one run"
+		if len(sd.replicates) > 0 {
+			what = "median over " + strings.Join(sd.replicates, " and ")
 		}
-		for i, row := range f.idx.Rows {
-			group[i] = -1
-			for k, v := range raw {
-				if compactJSON(row.Params[sd.by]) == compactJSON(v) {
-					group[i] = k
-				}
-			}
-			if group[i] < 0 {
-				return nil, fmt.Errorf("%s: run %d has %s = %s, not among param_values", f.path, row.Run, sd.by, row.Params[sd.by])
-			}
+		fig.addNote(what + "; the band and the bars span the 25th to the 75th percentile (numpy's linear percentiles)")
+	}
+	if len(sd.hidden) > 0 {
+		fig.addNote("runs differing only in " + strings.Join(sd.hidden, ", ") + " are drawn alike (-by and -panels choose the fields told apart)")
+	}
+}
+
+// readSweep reads the index and every run that has output, and gives the
+// swept fields their parts.
+func readSweep(f *file, opt Options) (*sweepData, error) {
+	sd := &sweepData{swept: f.idx.Swept, values: map[string][]string{}, median: opt.View == "median"}
+	sd.by = chooseBy(f.idx.Swept, opt.By)
+	if opt.By != "" && sd.by != opt.By {
+		return nil, fmt.Errorf("-by %s: not a swept field of %s (swept: %s)", opt.By, f.path, strings.Join(f.idx.Swept, ", "))
+	}
+	for _, name := range f.idx.Swept {
+		for _, v := range f.idx.ParamValues[name] {
+			sd.values[name] = append(sd.values[name], compactJSON(v))
 		}
 	}
+	sd.assign(opt.Panels)
 	dir := filepath.Dir(f.path)
-	for i, row := range f.idx.Rows {
+	for _, row := range f.idx.Rows {
 		if row.Status != "complete" && row.Status != "incomplete" {
 			continue
 		}
-		r, err := readSweepRun(filepath.Join(dir, filepath.FromSlash(row.File)))
+		r, err := readSweepRun(filepath.Join(dir, filepath.FromSlash(row.File)), row)
 		if err != nil {
 			return nil, fmt.Errorf("run %d of %s: %w", row.Run, f.path, err)
 		}
-		r.run, r.group, r.incomplete = row.Run, group[i], row.Status == "incomplete"
+		sd.dropsOnly = sd.dropsOnly || r.t == nil
+		r.run, r.incomplete, r.params = row.Run, row.Status == "incomplete", map[string]string{}
+		for _, name := range f.idx.Swept {
+			r.params[name] = compactJSON(row.Params[name])
+			if !slices.Contains(sd.values[name], r.params[name]) {
+				return nil, fmt.Errorf("%s: run %d has %s = %s, not among param_values", f.path, row.Run, name, row.Params[name])
+			}
+		}
 		sd.runs = append(sd.runs, r)
 	}
 	return sd, nil
 }
 
-func readSweepRun(path string) (sweepRun, error) {
+// assign gives the swept fields their parts: -by splits the panels (with
+// -panels) or colours the curves; the next fields that are not seeds
+// colour and dash them; seeds are drawn alike, and with -view median
+// summarized over.
+func (sd *sweepData) assign(panels bool) {
+	var free []string
+	for _, s := range sd.swept {
+		switch {
+		case sd.median && slices.Contains(replicateFields, s):
+			sd.replicates = append(sd.replicates, s)
+		case s != sd.by:
+			free = append(free, s)
+		}
+	}
+	if sd.median && slices.Contains(replicateFields, sd.by) {
+		sd.by = ""
+	}
+	next := func() string {
+		for i, s := range free {
+			if !slices.Contains(replicateFields, s) {
+				free = append(free[:i:i], free[i+1:]...)
+				return s
+			}
+		}
+		return ""
+	}
+	if panels {
+		sd.panel, sd.hue = sd.by, next()
+	} else {
+		sd.hue = sd.by
+	}
+	sd.style = next()
+	for _, s := range free {
+		if !slices.Contains(replicateFields, s) {
+			sd.hidden = append(sd.hidden, s)
+		}
+	}
+}
+
+// readSweepRun reads a run of a sweep: the loss and the drops of a run of
+// linattn run or train, or only the drops (from its row) of linattn
+// reduced.
+func readSweepRun(path string, row output.IndexRow) (sweepRun, error) {
 	var r sweepRun
 	f, err := open(path)
 	if err != nil {
 		return r, err
 	}
-	if f.kind != "run" {
-		return r, fmt.Errorf("%s is the output of linattn %s, not of a run", path, f.command())
+	switch f.kind {
+	case "run":
+	case "reduced":
+		r.file, r.trans = f, row.Transitions
+		for _, m := range row.TransitionM {
+			r.transM = append(r.transM, int64(m))
+		}
+		return r, nil
+	default:
+		return r, fmt.Errorf("%s is the output of linattn %s, which has no figure over a sweep; draw one output: linattn plot %s", path, f.command(), path)
 	}
 	if err := f.vectors([]string{output.Times, output.Loss, output.Plateaus, output.Transitions}, &r.t, &r.loss, &r.levels, &r.trans); err != nil {
 		return r, err
@@ -142,7 +220,7 @@ func readSweepRun(path string) (sweepRun, error) {
 		return r, fmt.Errorf("%s: t has %d samples, loss %d", path, len(r.t), len(r.loss))
 	}
 	r.transM, _, err = f.Ints(output.TransitionM, len(r.trans))
-	r.file = f
+	r.file, r.converged = f, f.meta.Status == "converged"
 	return r, err
 }
 
@@ -176,190 +254,40 @@ func compactJSON(raw json.RawMessage) string {
 	return strings.Trim(b.String(), `"`)
 }
 
-// groupColor is the colour of the runs with the k-th value of the -by
-// field: Okabe–Ito for a few values, viridis in order for many.
-func (sd *sweepData) groupColor(k int) color.Color {
-	if len(sd.values) <= len(okabeIto) {
-		return categorical(k, len(sd.values))
+// level is the index of the run's value of field among the field's values
+// (0 when the field is "").
+func (sd *sweepData) level(field string, r sweepRun) int {
+	if field == "" {
+		return 0
 	}
-	return ordered(k, len(sd.values))
+	return slices.Index(sd.values[field], r.params[field])
 }
 
-func (sd *sweepData) groupLabel(k int) string {
-	if sd.by == "" {
-		return ""
+// count is the number of values of field (1 when the field is "").
+func (sd *sweepData) count(field string) int {
+	if field == "" {
+		return 1
 	}
-	return sd.by + " = " + sd.values[k]
+	return len(sd.values[field])
 }
 
-// sweepLossPanels draws every run once: on one panel coloured by group, or
-// on one panel per group in black. Plateau levels are drawn where all runs
-// of a panel share them.
-func sweepLossPanels(sd *sweepData, split, log bool, fig *Figure) []*Panel {
-	groups := max(1, len(sd.values))
-	panels := make([]*Panel, 1)
-	if split {
-		panels = make([]*Panel, groups)
+// hueColor is the colour of the k-th value of the hue field: Okabe–Ito for
+// a few values, viridis in order for many; black without a hue field.
+func (sd *sweepData) hueColor(k int) (c Curve) {
+	n := sd.count(sd.hue)
+	switch {
+	case sd.hue == "":
+		c.Color = black
+	case n <= len(okabeIto):
+		c.Color = categorical(k, n)
+	default:
+		c.Color = ordered(k, n)
 	}
-	var all [][]float64
-	for _, r := range sd.runs {
-		all = append(all, r.t)
-	}
-	x := timeRange(concat(all), log)
-	for i := range panels {
-		panels[i] = &Panel{XLabel: "t / τ", YLabel: "loss", XLog: log, XRange: x}
-		if split {
-			panels[i].Title = sd.groupLabel(i)
-		}
-	}
-	labelled := map[int]bool{}
-	perPanel := make([][]sweepRun, len(panels))
-	dropped := 0
-	for _, r := range sd.runs {
-		k := 0
-		if split {
-			k = r.group
-		}
-		perPanel[k] = append(perPanel[k], r)
-		t, loss, n := onAxis(r.t, r.loss, log)
-		dropped += n
-		c := Curve{X: t, Y: loss, Color: black, Thin: len(sd.runs) > 12, Dashed: r.incomplete}
-		if !split {
-			c.Color = sd.groupColor(r.group)
-			if !labelled[r.group] {
-				c.Label, labelled[r.group] = sd.groupLabel(r.group), true
-			}
-		}
-		panels[k].Curves = append(panels[k].Curves, c)
-	}
-	fig.addNote(droppedNote(dropped))
-	for k, p := range panels {
-		if levels, ok := sharedLevels(perPanel[k]); ok {
-			ms := make([]int, len(levels))
-			for m := range ms {
-				ms[m] = m
-			}
-			p.HLines = plateauLines(levels, ms)
-		} else if len(perPanel[k]) > 0 {
-			fig.addNote("the runs of a panel have different plateau levels (different spectra): none drawn")
-		}
-		p.thinLegend(maxLegend)
-		if !split && len(sd.values) > 1 {
-			p.Legend = BottomLeft
-			if len(sd.values) > 6 {
-				p.Legend = Outside
-			}
-		}
-	}
-	return panels
+	return c
 }
 
-// sharedLevels returns the plateau levels of the runs when all are equal.
-func sharedLevels(runs []sweepRun) ([]float64, bool) {
-	if len(runs) == 0 {
-		return nil, false
-	}
-	first := runs[0].levels
-	for _, r := range runs[1:] {
-		if len(r.levels) != len(first) {
-			return nil, false
-		}
-		for i := range first {
-			if r.levels[i] != first[i] {
-				return nil, false
-			}
-		}
-	}
-	return first, true
-}
-
-// sweepDropPanel: every observed drop t_m of every run against the run's
-// value of the -by field (runs with equal values spread a little apart),
-// coloured by m.
-func sweepDropPanel(sd *sweepData) *Panel {
-	p := &Panel{Title: "drop times", YLabel: "drop time / τ", YLog: true}
-	pos, ticks, log := sd.positions()
-	p.XLog, p.XTicks = log, ticks
-	p.XLabel = sd.by
-	if sd.by == "" {
-		p.XLabel = "run"
-	}
-	maxM := int64(0)
-	for _, r := range sd.runs {
-		for _, m := range r.transM {
-			maxM = max(maxM, m)
-		}
-	}
-	byM := make([]Points, maxM)
-	for m := range byM {
-		byM[m] = Points{Label: "m = " + fmt.Sprint(m+1), Color: ordered(m, int(maxM))}
-	}
-	for i, r := range sd.runs {
-		for k, tm := range r.trans {
-			m := r.transM[k]
-			if m < 1 || tm <= 0 {
-				continue
-			}
-			byM[m-1].X, byM[m-1].Y = append(byM[m-1].X, pos[i]), append(byM[m-1].Y, tm)
-		}
-	}
-	for _, pts := range byM {
-		if len(pts.X) > 0 {
-			p.Points = append(p.Points, pts)
-		}
-	}
-	p.Legend = Outside
-	p.thinLegend(maxLegend)
-	return p
-}
-
-// positions are the x of each run on the drop-time panel: its value of
-// the -by field (spread by a little for repeated values), or the value's
-// index for non-numeric values; the ticks name the values; log reports a
-// log axis (positive values spanning more than a decade).
-func (sd *sweepData) positions() (pos []float64, ticks []Tick, log bool) {
-	count := map[int]int{}
-	for _, r := range sd.runs {
-		count[r.group]++
-	}
-	x := make([]float64, len(sd.values))
-	log = sd.numeric && len(sd.values) > 1
-	for k := range sd.values {
-		x[k] = float64(k)
-		if sd.numeric {
-			x[k] = sd.numbers[k]
-			log = log && x[k] > 0
-		}
-	}
-	if log {
-		lo, hi := dataRange(true, x)
-		log = hi/lo > 10
-	}
-	for k, v := range sd.values {
-		ticks = append(ticks, Tick{Value: x[k], Label: shorten(v)})
-	}
-	seen := map[int]int{}
-	for _, r := range sd.runs {
-		if sd.by == "" {
-			pos = append(pos, float64(r.run))
-			continue
-		}
-		base := x[r.group]
-		// Runs with the same value side by side over a fortieth of the
-		// axis, or of a factor 1.1 on a log axis.
-		spread := (float64(seen[r.group]) - float64(count[r.group]-1)/2) / float64(max(count[r.group], 1))
-		seen[r.group]++
-		if log {
-			pos = append(pos, base*math.Pow(1.15, spread))
-		} else {
-			lo, hi := dataRange(false, x)
-			pos = append(pos, base+spread*math.Max(hi-lo, 1)*0.06)
-		}
-	}
-	if sd.by == "" {
-		ticks = nil
-	}
-	return pos, ticks, log
+func (sd *sweepData) label(field string, k int) string {
+	return field + " = " + shorten(sd.values[field][k])
 }
 
 func shorten(s string) string {
@@ -367,12 +295,4 @@ func shorten(s string) string {
 		return string(r[:13]) + "…"
 	}
 	return s
-}
-
-func concat(xs [][]float64) []float64 {
-	var out []float64
-	for _, x := range xs {
-		out = append(out, x...)
-	}
-	return out
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // logAxis gives an axis a log scale with ticks at the powers of ten.
@@ -17,16 +18,34 @@ func logAxis(ax *plot.Axis) {
 	ax.Tick.Label.Handler = powerText{text.Plain{Fonts: font.DefaultCache}}
 }
 
-// logTicks marks the powers of ten, labelled 10^n (drawn as 10ⁿ by powerText), and unlabelled minor
-// ticks between them; over less than a decade it falls back to plain ticks.
-type logTicks struct{}
+// logTicks marks the powers of ten, labelled 10^n (drawn as 10ⁿ by
+// powerText), every decade up to about six labels and every few decades
+// beyond, or fewer where room (the axis's length, when set) is too short
+// for them; unlabelled minor ticks mark 2…9 times the powers when every
+// decade is labelled. Within a decade it marks round values as
+// linearTicks does.
+type logTicks struct {
+	room     vg.Length
+	vertical bool
+}
 
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+func (lt logTicks) Ticks(lo, hi float64) []plot.Tick {
 	a, b := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
 	if b-a < 2 && math.Pow(10, a+1) > hi {
-		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+		return linearTicks(lt).Ticks(lo, hi) // within a decade: round values
 	}
-	step := math.Max(1, math.Ceil((b-a)/6)) // at most about 6 labels
+	pos := func(v float64) float64 { return (math.Log10(v) - math.Log10(lo)) / (math.Log10(hi) - math.Log10(lo)) }
+	for step := math.Max(1, math.Ceil((b-a)/6)); ; step++ {
+		ticks := logAt(lo, hi, a, b, step)
+		if lt.room <= 0 || labelsFit(ticks, pos, lt.room, lt.vertical) || step > b-a {
+			return ticks
+		}
+	}
+}
+
+// logAt is the ticks of [lo, hi] at the powers 10^a … 10^b, labelled
+// every step decades.
+func logAt(lo, hi, a, b, step float64) []plot.Tick {
 	var ticks []plot.Tick
 	for e := a; e <= b; e++ {
 		base := math.Pow(10, e)
@@ -106,10 +125,14 @@ func (h powerText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
 
 // linearTicks marks about five round values (1, 2 or 5 times a power of
 // ten apart), labelled in the shortest form, with 10^n notation from 10⁵,
-// and four minor ticks between labels.
-type linearTicks struct{}
+// and four minor ticks between labels. With room (the axis's length) set,
+// the labels are spaced further apart where they would otherwise touch.
+type linearTicks struct {
+	room     vg.Length
+	vertical bool
+}
 
-func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
+func (lt linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
@@ -121,6 +144,20 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 		step = math.Pow(10, math.Floor(math.Log10(raw))) * m
 	}
+	ticks := linearAt(lo, hi, step)
+	pos := func(v float64) float64 { return (v - lo) / (hi - lo) }
+	for lt.room > 0 && !labelsFit(ticks, pos, lt.room, lt.vertical) {
+		// The next round step: 1 → 2 → 5 → 10.
+		mant := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9))
+		step *= map[bool]float64{true: 2.5, false: 2}[math.Abs(mant-2) < 1e-6]
+		ticks = linearAt(lo, hi, step)
+	}
+	return ticks
+}
+
+// linearAt is the ticks of [lo, hi]: labels at the multiples of step and
+// four minor ticks between.
+func linearAt(lo, hi, step float64) []plot.Tick {
 	var ticks []plot.Tick
 	minor := step / 5
 	for k := math.Ceil(lo / minor); k*minor <= hi*(1+1e-12); k++ {
@@ -136,6 +173,32 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	return ticks
 }
+
+// labelsFit reports whether the labels of ticks, at the fractions pos of
+// an axis of length room, keep a gap from each other.
+func labelsFit(ticks []plot.Tick, pos func(float64) float64, room vg.Length, vertical bool) bool {
+	sty := textStyle(tickSize)
+	var prev vg.Length
+	var prevHalf vg.Length = -1
+	for _, t := range ticks {
+		if t.Label == "" {
+			continue
+		}
+		at := room * vg.Length(pos(t.Value))
+		half := sty.Width(t.Label) / 2
+		if vertical {
+			half = sty.FontExtents().Height / 2
+		}
+		if prevHalf >= 0 && at-prev < prevHalf+half+tickGap {
+			return false
+		}
+		prev, prevHalf = at, half
+	}
+	return true
+}
+
+// tickGap is the least space between two tick labels.
+const tickGap = 4
 
 // tickLabel writes v, a multiple of step, with no more digits than step
 // needs; values from 10⁵ on as m·10^n.
@@ -156,4 +219,48 @@ func tickLabel(v, step float64) string {
 	}
 	digits := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
 	return strings.Replace(fmt.Sprintf("%.*f", digits, v), "-", "−", 1)
+}
+
+// fitTicks tells the panel's linear tickers the length of their axes, so
+// that they space their labels to fit.
+func (pp *panelLayout) fitTicks() {
+	pp.pl.X.Tick.Marker = withRoom(pp.pl.X.Tick.Marker, pp.data.Max.X-pp.data.Min.X, false)
+	pp.pl.Y.Tick.Marker = withRoom(pp.pl.Y.Tick.Marker, pp.data.Max.Y-pp.data.Min.Y, true)
+}
+
+func withRoom(t plot.Ticker, room vg.Length, vertical bool) plot.Ticker {
+	switch m := t.(type) {
+	case linearTicks:
+		return linearTicks{room: room, vertical: vertical}
+	case logTicks:
+		return logTicks{room: room, vertical: vertical}
+	case unlabelled:
+		return unlabelled{withRoom(m.Ticker, room, vertical)}
+	}
+	return t
+}
+
+// tickLabels are the boxes of the labelled ticks gonum draws: centred on
+// their ticks below the x axis and left of the y axis.
+func (pp *panelLayout) tickLabels() []placedText {
+	if pp.p.Heat != nil {
+		return nil
+	}
+	var out []placedText
+	tx, ty := pp.pl.Transforms(&pp.data)
+	for _, t := range pp.pl.X.Tick.Marker.Ticks(pp.pl.X.Min, pp.pl.X.Max) {
+		if x := tx(t.Value); t.Label != "" && pp.data.ContainsX(x) {
+			sty := pp.pl.X.Tick.Label
+			sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+			out = append(out, newText("x tick", t.Label, sty, vg.Point{X: x, Y: pp.data.Min.Y - pp.pl.X.Tick.Length}))
+		}
+	}
+	for _, t := range pp.pl.Y.Tick.Marker.Ticks(pp.pl.Y.Min, pp.pl.Y.Max) {
+		if y := ty(t.Value); t.Label != "" && pp.data.ContainsY(y) {
+			sty := pp.pl.Y.Tick.Label
+			sty.XAlign, sty.YAlign = draw.XRight, draw.YCenter
+			out = append(out, newText("y tick", t.Label, sty, vg.Point{X: pp.data.Min.X - pp.pl.Y.Tick.Length - 1, Y: y}))
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -40,6 +41,68 @@ type IndexRow struct {
 	TEnd        *float64                   `json:"t_end,omitempty"`
 	Transitions []float64                  `json:"transitions"`
 	TransitionM []int                      `json:"transition_m"`
+}
+
+// Summarize fills the row's final loss, end time and observed drops from
+// the output at path, as far as the command that wrote it has them (run
+// and train: all three; reduced: the drops; landscape: none), and returns
+// its sidecar.
+func (row *IndexRow) Summarize(path string) (*Sidecar, error) {
+	side, _, err := ReadSidecar(path)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		FinalLoss   *float64         `json:"final_loss"`
+		TEnd        *float64         `json:"t_end"`
+		Transitions []TransitionMeta `json:"transitions"`
+	}
+	if len(side.Meta.Result) > 0 && side.Meta.Command != "landscape" {
+		if err := json.Unmarshal(side.Meta.Result, &res); err != nil {
+			return nil, fmt.Errorf("sidecar of %s: result: %w", path, err)
+		}
+	}
+	row.FinalLoss, row.TEnd = res.FinalLoss, res.TEnd
+	if row.TEnd == nil && side.Meta.Solver != nil {
+		row.TEnd = &side.Meta.Solver.TEnd
+	}
+	for _, tn := range res.Transitions {
+		row.Transitions, row.TransitionM = append(row.Transitions, tn.T), append(row.TransitionM, tn.M)
+	}
+	if side.Meta.Command == "reduced" {
+		return side, row.reducedDrops(path)
+	}
+	return side, nil
+}
+
+// reducedDrops sets the row's drops from the output of linattn reduced:
+// per drop (separate model, R = 1), or the merged model's one drop (m = D).
+func (row *IndexRow) reducedDrops(path string) error {
+	f, err := Open(path)
+	if err != nil {
+		return err
+	}
+	if f.Has(TDropObserved) {
+		t, _, err := f.Floats(TDropObserved)
+		eig, _, err2 := f.Floats(Eigvals, -1)
+		if err = errors.Join(err, err2); err != nil || len(t) != 1 {
+			return err
+		}
+		row.Transitions, row.TransitionM = append(row.Transitions, t[0]), append(row.TransitionM, len(eig))
+		return nil
+	}
+	if !f.Has(Drop) {
+		return nil
+	}
+	m, _, err := f.Ints(Drop, -1)
+	if err != nil {
+		return err
+	}
+	t, _, err := f.Floats(TObserved, len(m))
+	for i := range t {
+		row.Transitions, row.TransitionM = append(row.Transitions, t[i]), append(row.TransitionM, int(m[i]))
+	}
+	return err
 }
 
 // NewIndex returns the index of sweep sw with the rows.

@@ -83,6 +83,20 @@ func ParseSweep(data []byte) (*Sweep, error) {
 	return sw, nil
 }
 
+// Fields lists the fields the sweep gives, swept or not, in the order of
+// Fields.
+func (sw *Sweep) Fields() []string {
+	var out []string
+	for _, f := range Fields {
+		_, fixed := sw.fixed[f.Name]
+		_, swept := sw.values[f.Name]
+		if fixed || swept {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
 // Len returns the number of runs.
 func (sw *Sweep) Len() int { return sw.total }
 

@@ -3,7 +3,9 @@ package output
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/linattn/linattn/export"
@@ -76,4 +78,30 @@ func Write(path string, arrays []export.Array, side *Sidecar) error {
 	// directory) leaves the new .npz beside the previous sidecar, whose
 	// output_sha256 then no longer matches: Verify detects it.
 	return pending.Commit()
+}
+
+// PrepareDir creates the directory that is to hold the file path, with its
+// parents (as mkdir -p; an existing one is kept), and checks that a file
+// can be created in it, so that a command refuses an output it could not
+// write before any work. Its errors name the directory.
+func PrepareDir(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create directory %s: %w", dir, unwrapPath(err))
+	}
+	probe, err := os.CreateTemp(dir, ".linattn-probe*")
+	if err != nil {
+		return fmt.Errorf("directory %s is not writable", dir)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// unwrapPath drops the operation and path of a *os.PathError, which the
+// message names already.
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
 }

@@ -9,7 +9,8 @@
 //	linattn run       [flags]   integrate the flow          → out/run.npz
 //	linattn reduced   [flags]   the 1-D theory of each drop → out/reduced.npz
 //	linattn landscape [flags]   all fixed points            → out/landscape.npz
-//	linattn sweep -spec FILE.json [-j N] [-shard I/N] [-o DIR]
+//	linattn train     [flags]   train the layer on samples  → out/train.npz
+//	linattn sweep -spec FILE.json [-command run|train|reduced|landscape] [-j N] [-shard I/N] [-o DIR]
 //	                            many runs, resumable        → DIR/run-*.npz, DIR/index.{json,npz}
 //	linattn sweep -merge DIR... combine the indexes of shards
 //	linattn plot FILE.npz [-o FIGURE.png|.svg|.pdf]
@@ -36,7 +37,8 @@
 //	d["K"], d["Q"]        # (S, H, R, D) separate model; d["U"] (S, H, D, D) merged
 //	d["M"]                # (S, D, D) the effective map
 //
-// Run "linattn help" for the commands and "linattn run -h" for the flags.
+// Run "linattn" (or "linattn help") for the commands and "linattn run -h"
+// for the flags. -o creates the folders it names.
 // Exit status: 0 done, 1 failed, 2 bad input (nothing written), 130
 // interrupted (Ctrl-C; what was computed is written and marked incomplete).
 package main

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -49,18 +50,23 @@ type env struct {
 	cmd            *command
 	stdout, stderr io.Writer
 	out            string // the .npz output path
+	saved          bool   // whether the output was written
 	progress       *progress
 }
 
 // Main runs the command line args (without the program name) until ctx is
 // canceled, and returns the process exit code.
 func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
-	name := "run"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
+	if len(args) == 0 {
+		usage(stderr) // as clap's arg_required_else_help: the commands, exit 2
+		return ExitUsage
 	}
+	name, args := args[0], args[1:]
 	switch name {
-	case "help":
+	case "help", "-h", "-help", "--help":
+		if len(args) == 1 && name == "help" {
+			return Main(ctx, stdout, stderr, []string{args[0], "-h"})
+		}
 		usage(stdout)
 		return ExitOK
 	case "sweep":
@@ -72,7 +78,7 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "linattn: unknown command %q (commands: %s, sweep, plot, figures)\n", name, strings.Join(commandNames(), ", "))
+		fmt.Fprintf(stderr, "linattn: %s\n", unknownCommand(name, args))
 		return ExitUsage
 	}
 	inv, code := parseInvocation(c, stdout, stderr, args)
@@ -90,12 +96,62 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	case err == nil:
 		return ExitOK
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "linattn %s: interrupted: %v; partial output in %s\n", c.Name, err, inv.out)
+		fmt.Fprintf(stderr, "linattn %s: %s\n", c.Name, interrupted(e))
 		return ExitInterrupted
 	default:
 		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
 		return ExitFailure
 	}
+}
+
+// unknownCommand is the error for a first argument that is no command: a
+// flag before the command, a file, or an unknown name.
+func unknownCommand(name string, rest []string) string {
+	all := append(commandNames(), "sweep", "plot", "figures")
+	if strings.HasPrefix(name, "-") {
+		for i, a := range rest {
+			if slices.Contains(all, a) {
+				flags := append(append([]string{name}, rest[:i]...), rest[i+1:]...)
+				return fmt.Sprintf("the command goes first: linattn %s %s", a, strings.Join(flags, " "))
+			}
+		}
+		return fmt.Sprintf("flag %s before a command; the command goes first: linattn <command> [flags] (commands: %s)", name, strings.Join(all, ", "))
+	}
+	if strings.HasSuffix(name, ".npz") {
+		return fmt.Sprintf("unknown command %q; to draw a file: linattn plot %s", name, name)
+	}
+	return fmt.Sprintf("unknown command %q (commands: %s; linattn help lists them)", name, strings.Join(all, ", "))
+}
+
+// argHint is the error for an argument command takes no place for: a
+// file that goes after -o or -spec, or a second command.
+func argHint(command string, args []string) error {
+	a := args[0]
+	switch {
+	case strings.HasSuffix(a, ".npz"):
+		return fmt.Errorf("unexpected argument %q: the output file goes after -o (linattn %s -o %s)", a, command, a)
+	case strings.HasSuffix(a, ".json"):
+		return fmt.Errorf("unexpected argument %q: a spec goes after -spec (linattn %s -spec %s)", a, command, a)
+	case commands[a] != nil || a == "sweep" || a == "plot" || a == "figures":
+		return fmt.Errorf("unexpected argument %q: one command at a time", a)
+	}
+	return fmt.Errorf("unexpected arguments %q: %s takes flags only (see linattn %s -h)", args, command, command)
+}
+
+// interrupted says in one line what an interrupted command kept and how
+// to finish: its output if it wrote one (marked incomplete, up to the
+// time it reached), or nothing.
+func interrupted(e *env) string {
+	side, _, err := output.ReadSidecar(e.out)
+	if !e.saved || err != nil || side.Meta.Complete {
+		return "interrupted before any output was written; run the same command again"
+	}
+	upTo := ""
+	if side.Meta.Solver != nil {
+		upTo = fmt.Sprintf(" up to t = %.6g", side.Meta.Solver.TEnd)
+	}
+	return fmt.Sprintf("interrupted; %s holds what was computed%s (marked incomplete in %s); run the same command again to finish",
+		e.out, upTo, output.SidecarPath(e.out))
 }
 
 // invocation is a command's parsed flags: the resolved job and where and
@@ -136,7 +192,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 		return fail(fmt.Errorf("%v (see linattn %s -h)", err, c.Name))
 	}
 	if fs.NArg() > 0 {
-		return fail(fmt.Errorf("unexpected arguments %q", fs.Args()))
+		return fail(argHint(c.Name, fs.Args()))
 	}
 	if err := spec.CheckFlags(overlay); err != nil {
 		return fail(err)
@@ -153,7 +209,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	if err != nil {
 		return fail(err)
 	}
-	outPath, err := checkOutput(*out, c.Out)
+	outPath, err := checkOutput(*out)
 	if err != nil {
 		return fail(err)
 	}
@@ -175,28 +231,15 @@ func loadSpec(path string) (*output.Spec, error) {
 	return s, nil
 }
 
-// checkOutput validates -o before any work: a .npz path in a writable
-// directory. Only the default directory is created.
-func checkOutput(out, def string) (string, error) {
+// checkOutput validates -o before any work: a .npz path whose directory
+// exists or can be created (output.PrepareDir creates it).
+func checkOutput(out string) (string, error) {
 	if !strings.HasSuffix(out, ".npz") || filepath.Base(out) == ".npz" {
 		return "", fmt.Errorf("-o = %q, want a FILE.npz path", out)
 	}
-	dir := filepath.Dir(out)
-	if out == def {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", fmt.Errorf("-o %s: create directory: %w", out, err)
-		}
+	if err := output.PrepareDir(out); err != nil {
+		return "", fmt.Errorf("-o %s: %w", out, err)
 	}
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return "", fmt.Errorf("-o %s: directory %s does not exist; create it first", out, dir)
-	}
-	probe, err := os.CreateTemp(dir, ".linattn-probe*")
-	if err != nil {
-		return "", fmt.Errorf("-o %s: directory %s is not writable", out, dir)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return out, nil
 }
 
@@ -229,14 +272,14 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: linattn <command> [flags]   (default command: run)\n\ncommands:\n")
+	fmt.Fprintf(w, "usage: linattn <command> [flags]\n\ncommands:\n")
 	for _, n := range commandNames() {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Short)
 	}
-	fmt.Fprintf(w, "  %-10s %s\n", "sweep", "many runs: lists in a spec, in parallel, sharded, resumable; write DIR/run-*.npz and an index")
-	fmt.Fprintf(w, "  %-10s %s\n", "plot", "draw the output of run, reduced, landscape or sweep as FILE.png (.svg, .pdf)")
+	fmt.Fprintf(w, "  %-10s %s\n", "sweep", "many runs of run, train, reduced or landscape: lists in a spec, in parallel, sharded, resumable; an index")
+	fmt.Fprintf(w, "  %-10s %s\n", "plot", "draw the output of run, train, reduced, landscape or sweep as FILE.png (.svg, .pdf)")
 	fmt.Fprintf(w, "  %-10s %s\n", "figures", "reproduce the paper's figures, each from one command; write out/figures/*.png")
-	fmt.Fprintf(w, "\nRun 'linattn <command> -h' for a command's flags. Exit status: 0 done, 1 failed,\n2 bad input, 130 interrupted (partial output written).\n")
+	fmt.Fprintf(w, "\nRun 'linattn <command> -h' (or 'linattn help <command>') for a command's flags.\nExit status: 0 done, 1 failed, 2 bad input, 130 interrupted (what was computed is written).\n")
 }
 
 func commandNames() []string {

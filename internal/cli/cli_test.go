@@ -312,8 +312,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-seed", "-3"}, "not an integer in [0, 2^64)"},
 		{[]string{"-nosuchflag"}, "nosuchflag"},
 		{[]string{"-spec", filepath.Join(dir, "none.json")}, "-spec: open"},
-		{[]string{"-o", filepath.Join(dir, "missing", "x.npz")}, "does not exist"},
-		{[]string{"-o", filepath.Join(notDir, "x.npz")}, "does not exist"},
+		{[]string{"-o", filepath.Join(notDir, "x.npz")}, "cannot create directory " + notDir + ": not a directory"},
+		{[]string{"-o", filepath.Join(notDir, "sub", "x.npz")}, "not a directory"},
 		{[]string{"-o", "/proc/x.npz"}, "not writable"},
 		{[]string{"-o", filepath.Join(dir, "x.txt")}, "want a FILE.npz path"},
 	} {

@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/figures"
+	"github.com/linattn/linattn/output"
 )
 
 // paperFigure is one of the paper's figures as linattn reproduces it: the
@@ -100,12 +100,9 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 	if _, err := figures.FormatOf("x." + *format); err != nil {
 		return usageErr("-format = %q, want png, svg or pdf", *format)
 	}
-	for _, dir := range []string{*out, *data} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return usageErr("%v", err)
-		}
-		if err := checkFigurePath(filepath.Join(dir, "probe."+*format)); err != nil {
-			return usageErr("%v", err)
+	for i, dir := range []string{*out, *data} {
+		if err := output.PrepareDir(filepath.Join(dir, "x")); err != nil {
+			return usageErr("%s %s: %v", []string{"-o", "-data"}[i], dir, err)
 		}
 	}
 	done := map[string]bool{}

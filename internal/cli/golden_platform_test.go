@@ -15,3 +15,6 @@ func goldenPlatform() string {
 	}
 	return "generic"
 }
+
+// buildTags are the tags of this build, for a binary built from a test.
+const buildTags = ""

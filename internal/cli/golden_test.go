@@ -90,7 +90,7 @@ var goldenCases = []goldenCase{
 		{"figures", "-o", "DIR/fig", "-data", "DIR/data", "-dpi", "50", "rank"},
 	}},
 	{name: "help", cmds: [][]string{
-		{"help"}, {"run", "-h"}, {"train", "-h"}, {"reduced", "-h"}, {"landscape", "-h"},
+		{}, {"-h"}, {"help"}, {"run", "-h"}, {"train", "-h"}, {"reduced", "-h"}, {"landscape", "-h"},
 		{"sweep", "-h"}, {"plot", "-h"}, {"figures", "-h"},
 	}},
 	{name: "errors", cmds: [][]string{
@@ -105,6 +105,8 @@ var goldenCases = []goldenCase{
 		{"sweep", "-spec", "DIR/none.json"},
 		{"plot", "DIR/none.npz"},
 		{"frobnicate"},
+		{"-q", "run"},
+		{"run", "out.npz"},
 	}},
 }
 

@@ -41,7 +41,9 @@ func newSidecar(e *env, job *spec.Job, start time.Time) *output.Sidecar {
 
 // save writes the arrays to e.out and the sidecar beside it (output.Write).
 func (e *env) save(arrays []export.Array, side *output.Sidecar) error {
-	return output.Write(e.out, arrays, side)
+	err := output.Write(e.out, arrays, side)
+	e.saved = err == nil
+	return err
 }
 
 func floats(x []float64, format string) string {

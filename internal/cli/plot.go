@@ -6,12 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/linattn/linattn/figures"
+	"github.com/linattn/linattn/output"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -35,7 +34,11 @@ FILE.json beside the file:
              eigenvectors learned, coloured by stability class, with the
              path from small initialization.
   sweep      the loss curves of all runs coloured by a swept field (-by),
-             or one panel per value (-panels), and the drop times against it.
+             or one panel per value (-panels), and the drop times against
+             it; -view median the median over seeds and the quartile band.
+
+No legend or label covers data at any -size down to the figure's smallest
+(3 in wide for one column, 6 in for a page; a smaller one is refused).
 
 The figure is written atomically beside FILE.npz as FILE.png unless -o
 names another file; its format is that of the extension (png, svg, pdf).
@@ -52,8 +55,8 @@ func plotMain(_ context.Context, stdout, stderr io.Writer, args []string) int {
 	xscale := fs.String("xscale", "log", "time axis: log or lin (log leaves t = 0 out and says so)")
 	by := fs.String("by", "", "sweep: the swept field that colours the runs (default: the first swept field other than seed)")
 	panels := fs.Bool("panels", false, "sweep: one panel of loss curves per value of -by")
-	view := fs.String("view", "dynamics", "run: dynamics (loss, value weights, key alignment) or pcr (the effective map at each plateau)")
-	size := fs.String("size", "", "WxH: width and height in inches, each in [1, 40] (default: the figure's own, 3.5 in wide for one column)")
+	view := fs.String("view", "", "run: dynamics (default: loss, value weights, key alignment) or pcr (the effective map at each plateau); sweep: runs (default) or median (over seeds, with the quartile band)")
+	size := fs.String("size", "", "WxH: width and height in inches, each in [1, 40], at least the figure's smallest (default: the figure's own, 3.5 in wide for one column)")
 	dpi := fs.Int("dpi", 200, "PNG resolution in dots per inch, 50 ≤ dpi ≤ 1200")
 	usageErr := usageError(stderr, "plot")
 	files, err := parseInterspersed(fs, args)
@@ -76,11 +79,17 @@ func plotMain(_ context.Context, stdout, stderr io.Writer, args []string) int {
 	if target == "" {
 		target = strings.TrimSuffix(files[0], ".npz") + ".png"
 	}
-	if err := checkFigurePath(target); err != nil {
-		return usageErr("%v", err)
+	if _, err := figures.FormatOf(target); err != nil {
+		return usageErr("-o: %v", err)
 	}
 	fig, err := figures.Load(files[0], figures.Options{XScale: *xscale, By: *by, Panels: *panels, View: *view})
 	if err != nil {
+		return usageErr("%v", err)
+	}
+	if err := fig.CheckSize(sz); err != nil {
+		return usageErr("-size: %v", err)
+	}
+	if err := checkFigurePath(target); err != nil {
 		return usageErr("%v", err)
 	}
 	if err := fig.Save(target, sz); err != nil {
@@ -127,21 +136,14 @@ func parseSize(text string, dpi int) (figures.Size, error) {
 }
 
 // checkFigurePath validates a figure's path before any work: a known
-// extension in a writable directory.
+// extension in a directory that exists or can be created.
 func checkFigurePath(path string) error {
 	if _, err := figures.FormatOf(path); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("-o %s: directory %s does not exist; create it first", path, dir)
+	if err := output.PrepareDir(path); err != nil {
+		return fmt.Errorf("-o %s: %w", path, err)
 	}
-	probe, err := os.CreateTemp(dir, ".linattn-probe*")
-	if err != nil {
-		return fmt.Errorf("-o %s: directory %s is not writable", path, dir)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }
 

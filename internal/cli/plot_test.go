@@ -45,10 +45,15 @@ func TestPlot(t *testing.T) {
 	// The default figure of a run is one column, 3.5 in, at 200 dpi.
 	decodePNG(t, filepath.Join(dir, "run.png"), 700, 0)
 	small := filepath.Join(dir, "small.png")
-	if code, _, stderr := runCLI(t, "plot", "-size", "4x3", run, "-dpi", "100", "-o", small, "-xscale", "lin"); code != 0 {
+	if code, _, stderr := runCLI(t, "plot", "-size", "7x4", run, "-dpi", "100", "-o", small, "-xscale", "lin"); code != 0 {
 		t.Fatalf("plot -size: exit %d: %s", code, stderr)
 	}
-	decodePNG(t, small, 400, 300)
+	decodePNG(t, small, 700, 400)
+	// -o in a folder that does not exist yet creates it, as mkdir -p.
+	nested := filepath.Join(dir, "figs", "d4", "run.pdf")
+	if code, _, stderr := runCLI(t, "plot", run, "-o", nested); code != 0 || !strings.HasPrefix(string(mustRead(t, nested)), "%PDF-") {
+		t.Fatalf("plot -o figs/d4/run.pdf: exit %d: %s", code, stderr)
+	}
 	svg := filepath.Join(dir, "run.svg")
 	if code, _, stderr := runCLI(t, "plot", run, "-o", svg); code != 0 || !strings.HasPrefix(string(mustRead(t, svg)), "<?xml") {
 		t.Fatalf("plot -o run.svg: exit %d: %s", code, stderr)
@@ -105,10 +110,11 @@ func TestPlotBadInput(t *testing.T) {
 		{[]string{}, 2, "want one FILE.npz"},
 		{[]string{run, run}, 2, "want one FILE.npz"},
 		{[]string{run, "-o", filepath.Join(dir, "fig.txt")}, 2, "want a FIGURE.png, FIGURE.svg or FIGURE.pdf"},
-		{[]string{run, "-o", filepath.Join(dir, "no", "fig.png")}, 2, "does not exist"},
+		{[]string{run, "-o", filepath.Join(dir, "run.npz", "fig.png")}, 2, "cannot create directory"},
 		{[]string{run, "-o", "/proc/fig.png"}, 2, "not writable"},
 		{[]string{run, "-xscale", "symlog"}, 2, `-xscale = "symlog", want log or lin`},
 		{[]string{run, "-size", "3"}, 2, "-size"},
+		{[]string{run, "-size", "3x3"}, 2, "-size: 3x3 in is smaller than this figure's smallest size, 3x3.9 in"},
 		{[]string{run, "-dpi", "10"}, 2, "-dpi = 10"},
 		{[]string{run, "-view", "pcr", "-by", "R", "-nosuch"}, 2, "nosuch"},
 		{[]string{run, "-o", taken}, 1, "rename"},

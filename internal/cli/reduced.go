@@ -109,9 +109,9 @@ func reducedSeparate(e *env, job *spec.Job, T float64) ([]export.Array, map[stri
 	obs, pred, fromStart, tAl, dev := make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k), make([]float64, k)
 	var curveDrop []int64
 	var curveT, curveFull, curveRed []float64
-	for i, c := range cs {
+	for i, c := range cs { // heads numbered from 1 as in the figures (the head array from 0)
 		fmt.Fprintf(w, "%-5d %-5d %-9.5g %-12.6g %-12.6g %-12.6g %-16.6g %.3g\n",
-			c.M+1, c.Head, c.VStar, c.ObservedT, c.Predicted, c.TAligned, c.PredictedFromStart, c.MaxDeviation)
+			c.M+1, c.Head+1, c.VStar, c.ObservedT, c.Predicted, c.TAligned, c.PredictedFromStart, c.MaxDeviation)
 		drop[i], head[i] = int64(c.M+1), int64(c.Head)
 		obs[i], pred[i], tAl[i], dev[i] = c.ObservedT, c.Predicted, c.TAligned, c.MaxDeviation
 		fromStart[i] = c.PredictedFromStart

@@ -18,16 +18,16 @@ import (
 	"github.com/linattn/linattn/output"
 )
 
-const sweepUsage = `usage: linattn sweep -spec FILE.json [-o DIR] [-j N] [-shard I/N] [-q]
+const sweepUsage = `usage: linattn sweep -spec FILE.json [-command run|train|reduced|landscape] [-o DIR] [-j N] [-shard I/N] [-q]
        linattn sweep -merge [-o DIR] DIR...
 
-Runs every point of a sweep: FILE.json is a run spec in which any scalar
-field may be a list of values ("seed": [1, 2, 3]) and eigs a list of
-spectra. The runs are the Cartesian product of the lists, in the order of
-the fields in 'linattn run -h', the last varying fastest; run i writes
-DIR/run-i.npz and its sidecar, in parallel on -j cores. The index (one row
-per run: parameters, status, final loss, transition times) is written to
-DIR/index.json and DIR/index.npz.
+Runs every point of a sweep: FILE.json is a spec of the command (run by
+default) in which any scalar field may be a list of values ("seed": [1, 2,
+3]) and eigs a list of spectra. The runs are the Cartesian product of the
+lists, in the order of the fields in 'linattn run -h', the last varying
+fastest; run i writes DIR/COMMAND-i.npz and its sidecar, in parallel on -j
+cores. The index (one row per run: parameters, status, final loss, drop
+times) is written to DIR/index.json and DIR/index.npz.
 
 Rerunning a sweep reuses every run whose sidecar says complete, whose .npz
 matches the sidecar's SHA-256 and whose spec is the run's, and redoes the
@@ -47,6 +47,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	fs := flag.NewFlagSet("linattn sweep", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	specFile := fs.String("spec", "", "FILE.json: the sweep spec (required unless -merge)")
+	command := fs.String("command", "run", "the command each run is: run, train, reduced or landscape")
 	dir := fs.String("o", "", "output directory, created if needed (default out/sweep; with -merge, the first DIR)")
 	jobs := fs.Int("j", runtime.NumCPU(), "runs in parallel, ≥ 1")
 	shard := fs.String("shard", "", "I/N: run only the I-th of N disjoint slices, 0 ≤ I < N")
@@ -66,10 +67,17 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		return mergeMain(stdout, usageErr, *dir, fs.Args())
 	}
 	if fs.NArg() > 0 {
+		if strings.HasSuffix(fs.Arg(0), ".json") {
+			return usageErr("unexpected argument %q: the sweep spec goes after -spec (linattn sweep -spec %s)", fs.Arg(0), fs.Arg(0))
+		}
 		return usageErr("unexpected arguments %q (directories go with -merge)", fs.Args())
 	}
-	if *specFile == "" {
-		return usageErr("-spec FILE.json is required")
+	c := commands[*command]
+	if c == nil {
+		return usageErr("-command = %q, want run, train, reduced or landscape", *command)
+	}
+	if c.Name == "landscape" && plotAs.format != "" {
+		return usageErr("-plot: a sweep of landscape has no figure; draw one of its outputs with linattn plot DIR/landscape-0.npz")
 	}
 	if *jobs < 1 {
 		return usageErr("-j = %d, want ≥ 1", *jobs)
@@ -78,25 +86,18 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if !ok {
 		return usageErr("-shard = %q, want I/N with 0 ≤ I < N", *shard)
 	}
-	b, err := os.ReadFile(*specFile)
+	sw, err := loadSweep(*specFile, c)
 	if err != nil {
-		return usageErr("-spec: %v", err)
-	}
-	sw, err := output.ParseSweep(b)
-	if err != nil {
-		return usageErr("-spec %s: %v", *specFile, err)
+		return usageErr("%v", err)
 	}
 	out := *dir
 	if out == "" {
 		out = filepath.Join("out", "sweep")
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := output.PrepareDir(filepath.Join(out, "index.npz")); err != nil {
 		return usageErr("-o %s: %v", out, err)
 	}
-	if _, err := checkOutput(filepath.Join(out, "index.npz"), ""); err != nil {
-		return usageErr("%v", err)
-	}
-	r := &sweepRunner{ctx: ctx, sweep: sw, dir: out, specDir: filepath.Dir(*specFile),
+	r := &sweepRunner{ctx: ctx, cmd: c, sweep: sw, dir: out, specDir: filepath.Dir(*specFile),
 		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
 	rows, base, err := r.runShard(shardI, shardN, *jobs, *shard != "")
 	if err != nil {
@@ -112,12 +113,42 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	}
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "linattn sweep: interrupted; rerun the same command to finish\n")
+		fmt.Fprintf(stderr, "linattn sweep: interrupted; the completed runs are kept in %s; run the same command again to finish (it reuses them)\n", out)
 		return ExitInterrupted
 	case failed:
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// loadSweep reads the sweep spec of command c at path.
+func loadSweep(path string, c *command) (*output.Sweep, error) {
+	if path == "" {
+		return nil, errors.New("-spec FILE.json is required")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-spec: %w", err)
+	}
+	sw, err := output.ParseSweep(b)
+	if err == nil {
+		err = readsAll(c, sw.Fields())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-spec %s: %w", path, err)
+	}
+	return sw, nil
+}
+
+// readsAll checks that command c reads every field of a sweep spec.
+func readsAll(c *command, fields []string) error {
+	groups := append([]output.Group{output.GroupProblem}, c.Groups...)
+	for _, name := range fields {
+		if f, ok := output.Lookup(name); ok && !f.ReadBy(groups) {
+			return fmt.Errorf("field %q is not read by linattn %s", name, c.Name)
+		}
+	}
+	return nil
 }
 
 // runShard runs the runs i ≡ shardI (mod shardN) of the sweep, j at a time,
@@ -190,6 +221,7 @@ func reportSweep(stdout, stderr io.Writer, total int, rows []output.IndexRow, re
 // sweepRunner executes the runs of a sweep.
 type sweepRunner struct {
 	ctx     context.Context
+	cmd     *command // what each run is
 	sweep   *output.Sweep
 	dir     string
 	specDir string // relative input files are relative to the spec's directory
@@ -253,7 +285,7 @@ func (r *sweepRunner) row(i int, status string) output.IndexRow {
 
 func (r *sweepRunner) fileName(i int) string {
 	width := len(strconv.Itoa(r.sweep.Len() - 1))
-	return fmt.Sprintf("run-%0*d.npz", width, i)
+	return fmt.Sprintf("%s-%0*d.npz", r.cmd.Name, width, i)
 }
 
 // run executes run i, or reuses its output when that is complete and valid.
@@ -265,13 +297,13 @@ func (r *sweepRunner) run(i int) output.IndexRow {
 		return row
 	}
 	sp.Rebase(r.specDir)
-	job, err := spec.Resolve(sp, output.GroupSolver)
+	job, err := spec.Resolve(sp, r.cmd.Groups...)
 	if err != nil {
 		row.Error = err.Error()
 		return row
 	}
 	path := filepath.Join(r.dir, row.File)
-	if reusable(path, job.Spec) {
+	if reusable(path, r.cmd.Name, job.Spec) {
 		r.mu.Lock()
 		r.reused++
 		r.mu.Unlock()
@@ -280,27 +312,18 @@ func (r *sweepRunner) run(i int) output.IndexRow {
 		// this run only.
 		os.Remove(path)
 		os.Remove(output.SidecarPath(path))
-		e := &env{ctx: r.ctx, cmd: commands["run"], stdout: io.Discard, stderr: io.Discard, out: path,
+		e := &env{ctx: r.ctx, cmd: r.cmd, stdout: io.Discard, stderr: io.Discard, out: path,
 			progress: newProgress(io.Discard, false)}
-		if err := runFlow(e, job); err != nil {
+		if err := r.cmd.Run(e, job); err != nil {
 			row.Error = err.Error()
 		}
 	}
-	side, _, err := output.ReadSidecar(path)
-	var res output.RunResult
-	if err == nil {
-		err = side.Meta.DecodeResult(&res)
-	}
+	side, err := row.Summarize(path)
 	if err != nil {
 		if row.Error == "" {
 			row.Error = err.Error()
 		}
 		return row
-	}
-	row.FinalLoss, row.TEnd = &res.FinalLoss, &side.Meta.Solver.TEnd
-	for _, tn := range res.Transitions {
-		row.Transitions = append(row.Transitions, tn.T)
-		row.TransitionM = append(row.TransitionM, tn.M)
 	}
 	switch {
 	case side.Meta.Complete:
@@ -312,11 +335,11 @@ func (r *sweepRunner) run(i int) output.IndexRow {
 }
 
 // reusable reports whether the run at path is complete and valid: its
-// sidecar says complete, the .npz has the recorded SHA-256, and the
-// sidecar's spec is want.
-func reusable(path string, want *output.Spec) bool {
+// sidecar says complete and was written by command, the .npz has the
+// recorded SHA-256, and the sidecar's spec is want.
+func reusable(path, command string, want *output.Spec) bool {
 	side, _, err := output.Verify(path)
-	if err != nil || !side.Meta.Complete {
+	if err != nil || !side.Meta.Complete || side.Meta.Command != command {
 		return false
 	}
 	gb, err1 := side.Spec.MarshalJSON()

@@ -1,0 +1,340 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the repository's root, from this package's directory.
+var repoRoot = filepath.Join("..", "..")
+
+// docCommand is a command line of a document's code blocks.
+type docCommand struct {
+	line string   // as written
+	args []string // linattn's arguments
+}
+
+// placeholder marks a synopsis rather than a command: [flags], <command>,
+// FILE, DIR, NAME, WxH and the like.
+var placeholder = regexp.MustCompile(`[\[<]|\b[A-Z]{3,}\b|\.\.\.|…`)
+
+// docCommands lists the linattn command lines of the indented code blocks
+// of a Markdown document (fenced blocks are Go and Python), comments cut,
+// synopses left out, $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT given
+// for each of two tasks; and the other lines of those blocks.
+func docCommands(t *testing.T, doc string) (cmds []docCommand, other []string) {
+	f, err := os.Open(filepath.Join(repoRoot, doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fenced := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if fenced || !strings.HasPrefix(line, "    ") {
+			continue
+		}
+		text, _, _ := strings.Cut(strings.TrimSpace(line), "#")
+		text = strings.TrimSpace(text)
+		rest, ok := strings.CutPrefix(text, "go run ./cmd/linattn ")
+		if !ok {
+			rest, ok = strings.CutPrefix(text, "linattn ")
+		}
+		switch {
+		case !ok || placeholder.MatchString(strings.ReplaceAll(rest, "$SLURM_ARRAY_TASK", "")):
+			other = append(other, strings.TrimSpace(line))
+		case strings.Contains(rest, "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT"):
+			for _, shard := range []string{"0/2", "1/2"} {
+				cmds = append(cmds, docCommand{text, strings.Fields(strings.ReplaceAll(rest, "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT", shard))})
+			}
+		default:
+			cmds = append(cmds, docCommand{text, strings.Fields(rest)})
+		}
+	}
+	return cmds, other
+}
+
+// installLinattn runs the README's go install ./cmd/linattn with GOBIN a
+// new directory and returns the binary.
+func installLinattn(t *testing.T) string {
+	goBin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			t.Fatal("no go command to install linattn with")
+		}
+	}
+	bin := t.TempDir()
+	cmd := exec.Command(goBin, "install", "-tags="+buildTags, "./cmd/linattn")
+	cmd.Dir, cmd.Env = repoRoot, append(os.Environ(), "GOBIN="+bin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install ./cmd/linattn: %v\n%s", err, out)
+	}
+	return filepath.Join(bin, "linattn")
+}
+
+// TestDocCommands runs every linattn command line of the code blocks of
+// README.md and docs/cli.md as written, in order, in a new directory, as
+// on a fresh clone, with the binary go install ./cmd/linattn makes (the
+// README's install; go test ./... is the run this test is part of), and
+// checks what the documents say of them: each exits 0 and writes the
+// files it names (or its default output); the README's examples write
+// distinct files; the summary the README shows is what run prints; the
+// sharded sweep's index is the whole sweep's byte for byte; docs/cli.md's
+// training on the direct path prints the table of the moments path; and
+// the figures of linattn figures -o docs/figures are the committed ones,
+// pixel for pixel up to anti-aliasing (figuresMatch).
+func TestDocCommands(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs every command of the documents (a minute): go test without -short")
+	}
+	bin := installLinattn(t)
+	for _, doc := range []string{"README.md", filepath.Join("docs", "cli.md")} {
+		t.Run(filepath.Base(doc), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cmds, other := docCommands(t, doc)
+			if len(cmds) < 5 {
+				t.Fatalf("%s: %d commands found", doc, len(cmds))
+			}
+			prepareDocInputs(t, dir, other)
+			outputs := map[string]string{}
+			stdout := map[string]string{}
+			for _, c := range cmds {
+				cmd := exec.Command(bin, c.args...)
+				cmd.Dir = dir
+				var out, errb bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errb
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%s: %v\n%s%s", c.line, err, out.String(), errb.String())
+				}
+				stdout[c.line] = out.String()
+				for _, f := range writes(c.args) {
+					if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+						t.Errorf("%s: does not write %s", c.line, f)
+					}
+					if key := sameRun(c.args); doc == "README.md" && strings.HasSuffix(f, ".npz") && outputs[f] != "" && outputs[f] != key {
+						t.Errorf("%s overwrites %s, written by %s", c.line, f, outputs[f])
+					}
+					outputs[f] = sameRun(c.args)
+				}
+			}
+			checkDocClaims(t, doc, dir, stdout)
+		})
+	}
+}
+
+// prepareDocInputs writes the inputs the commands read: the README's
+// sweep.json (the block's line that starts with {"seed") and a
+// weights.npz for -init.
+func prepareDocInputs(t *testing.T, dir string, lines []string) {
+	writeGoldenWeights(t, dir)
+	for _, l := range lines {
+		if strings.HasPrefix(l, `{"seed"`) {
+			if err := os.WriteFile(filepath.Join(dir, "sweep.json"), []byte(l+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// writes are the files a command line writes: its -o (a directory for
+// sweep and figures) or its default output, the sidecar of an .npz and
+// the figure of -plot.
+func writes(args []string) []string {
+	name, out := args[0], ""
+	for i, a := range args {
+		if a == "-o" && i+1 < len(args) {
+			out = args[i+1]
+		}
+	}
+	switch name {
+	case "sweep":
+		if hasArg(args, "-merge") {
+			return []string{filepath.Join(args[len(args)-1], "index.npz")}
+		}
+		if hasArg(args, "-shard") {
+			return nil
+		}
+		return []string{filepath.Join(out, "index.npz")}
+	case "figures":
+		var fs []string
+		for _, pf := range paperFigures {
+			fs = append(fs, filepath.Join(out, pf.Name+".png"))
+		}
+		return fs
+	case "plot":
+		return []string{out}
+	}
+	if out == "" {
+		out = commands[name].Out
+	}
+	fs := []string{out, strings.TrimSuffix(out, ".npz") + ".json"}
+	if hasArg(args, "-plot") {
+		fs = append(fs, strings.TrimSuffix(out, ".npz")+".png")
+	}
+	return fs
+}
+
+func hasArg(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// sameRun identifies what a command computes: its arguments without -plot,
+// -q and -o.
+func sameRun(args []string) string {
+	var keep []string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "-plot", "-q":
+		case "-o":
+			i++
+		default:
+			keep = append(keep, args[i])
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+// checkDocClaims checks what a document says of the outputs of its
+// commands, run in dir with the given stdout by command line.
+func checkDocClaims(t *testing.T, doc, dir string, stdout map[string]string) {
+	switch doc {
+	case "README.md":
+		summary := readmeBlockAfter(t, "The summary of `go run ./cmd/linattn run`:")
+		if !inOrder(stdout["go run ./cmd/linattn run"], summary) {
+			t.Errorf("README: the summary shown is not what run prints:\n%s\nprints:\n%s", strings.Join(summary, "\n"), stdout["go run ./cmd/linattn run"])
+		}
+		if problems := figuresMatch(t, filepath.Join(dir, "docs", "figures"), filepath.Join(repoRoot, "docs", "figures")); problems != "" {
+			t.Errorf("README: linattn figures -o docs/figures draws other figures than those committed: %s", problems)
+		}
+		for _, f := range []string{"index.json", "index.npz"} {
+			whole, shards := mustRead(t, filepath.Join(dir, "out", "sweep", f)), mustRead(t, filepath.Join(dir, "out", "shards", f))
+			if !bytes.Equal(whole, shards) {
+				t.Errorf("README: the sharded sweep's %s differs from the whole sweep's", f)
+			}
+		}
+	default:
+		moments, direct := tableOf(stdout, "-steps 3000 -o"), tableOf(stdout, "-path direct")
+		if moments == "" || moments != direct {
+			t.Errorf("docs/cli.md: the direct path prints\n%s\nthe moments path\n%s", direct, moments)
+		}
+	}
+}
+
+// readmeBlockAfter is the indented block after the line in README.md,
+// each line trimmed, without the lines "...".
+func readmeBlockAfter(t *testing.T, line string) []string {
+	_, after, ok := strings.Cut(string(mustRead(t, filepath.Join(repoRoot, "README.md"))), line+"\n\n")
+	if !ok {
+		t.Fatalf("README.md has no line %q", line)
+	}
+	var out []string
+	for _, l := range strings.Split(after, "\n") {
+		if !strings.HasPrefix(l, "    ") {
+			break
+		}
+		if l = strings.TrimSpace(l); l != "..." {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// inOrder reports whether the lines appear in text in order, each as a
+// line of it up to spacing.
+func inOrder(text string, lines []string) bool {
+	fields := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	k := 0
+	for _, l := range strings.Split(text, "\n") {
+		if k < len(lines) && fields(l) == fields(lines[k]) {
+			k++
+		}
+	}
+	return k == len(lines) && k > 0
+}
+
+// tableOf is the printed table of plateaus and drops of the train command
+// line containing key.
+func tableOf(stdout map[string]string, key string) string {
+	for line, out := range stdout {
+		if strings.HasPrefix(line, "linattn train") && strings.Contains(line, key) {
+			_, table, _ := strings.Cut(out, "\nplateau")
+			table, _, _ = strings.Cut(table, "\nwrote")
+			return table
+		}
+	}
+	return ""
+}
+
+// figuresMatch compares the figures drawn in got with the committed ones
+// in want, pixel by pixel. The flow's last bits depend on the processor's
+// matrix kernels (flow/internal/gemm), which can move a curve by a
+// fraction of a pixel: at most 0.1% of a figure's pixels may differ, by at
+// most 32 of 255 in any channel (between this machine's AVX2 kernels and
+// the plain loops of -tags purego, rank.png differs in 80 of its 724,500
+// pixels by at most 4; the others not at all). A label moved or a curve
+// lost exceeds both.
+func figuresMatch(t *testing.T, got, want string) string {
+	var problems []string
+	for _, pf := range paperFigures {
+		a, b := decodeImage(t, filepath.Join(got, pf.Name+".png")), decodeImage(t, filepath.Join(want, pf.Name+".png"))
+		if a.Bounds() != b.Bounds() {
+			problems = append(problems, pf.Name+": size "+a.Bounds().String()+", committed "+b.Bounds().String())
+			continue
+		}
+		n, worst := 0, uint32(0)
+		r := a.Bounds()
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			for x := r.Min.X; x < r.Max.X; x++ {
+				d := pixelDiff(a.At(x, y), b.At(x, y))
+				if d > 0 {
+					n++
+				}
+				worst = max(worst, d)
+			}
+		}
+		if 1000*n > r.Dx()*r.Dy() || worst > 32 {
+			problems = append(problems, fmt.Sprintf("%s: %d pixels differ, by up to %d", pf.Name, n, worst))
+		}
+	}
+	return strings.Join(problems, "; ")
+}
+
+// pixelDiff is the largest difference of two colours' channels, in 0–255.
+func pixelDiff(a, b color.Color) uint32 {
+	r1, g1, b1, a1 := a.RGBA()
+	r2, g2, b2, a2 := b.RGBA()
+	d := uint32(0)
+	for _, p := range [][2]uint32{{r1, r2}, {g1, g2}, {b1, b2}, {a1, a2}} {
+		d = max(d, max(p[0], p[1])-min(p[0], p[1]))
+	}
+	return d >> 8
+}
+
+func decodeImage(t *testing.T, path string) image.Image {
+	img, err := png.Decode(bytes.NewReader(mustRead(t, path)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return img
+}
