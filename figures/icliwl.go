@@ -53,7 +53,7 @@ func InContextInWeight(exact, trained []string) (*Figure, error) {
 	lo = math.Max(lo, 1)
 	for i, r := range fig.Grid {
 		for j, p := range r {
-			p.XRange, p.XLog, p.YRange = Range{lo, hi}, true, Range{0, 2.1}
+			p.XRange, p.XLog, p.YRange = Range{lo, hi}, true, Range{-0.1, 2.1}
 			p.XLabel = "t / τ"
 			if j > 0 {
 				p.YLabel = ""
@@ -67,7 +67,11 @@ func InContextInWeight(exact, trained []string) (*Figure, error) {
 		}
 	}
 	fig.Title = iclIWLTitle(runs[cs[0]])
+	if len(finite) > 0 {
+		fig.Caption = "Thick: the exact population flow until converged. Thin: training on sampled sequences, to the dotted line (the paper's 4001 epochs)."
+	}
 	fig.Height = vg.Length(0.8+2.4*float64(len(fig.Grid))) * vg.Inch
+	fig.MinWidth, fig.MinHeight = 6*vg.Inch, vg.Length(1+2*float64(len(fig.Grid)))*vg.Inch
 	return fig, nil
 }
 
@@ -159,7 +163,8 @@ func TransientICL(paths []string) (*Figure, error) {
 		ks = append(ks, k)
 	}
 	sort.Ints(ks)
-	fig := &Figure{Width: 2 * columnWidth, Height: 5.6 * vg.Inch, Heights: []float64{1, 1}}
+	fig := &Figure{Width: 2 * columnWidth, Height: 5.6 * vg.Inch, Heights: []float64{1, 1},
+		MinWidth: 6 * vg.Inch, MinHeight: 5 * vg.Inch}
 	var top, bottom []*Panel
 	for i, k := range ks {
 		p, rise, err := transientPanels(byK[k], k)
@@ -197,7 +202,7 @@ func TransientICL(paths []string) (*Figure, error) {
 func transientPanels(runs []*file, k int) (loss, rise *Panel, err error) {
 	sort.Slice(runs, func(i, j int) bool { return runs[i].spec.ICL < runs[j].spec.ICL })
 	loss = &Panel{Title: fmt.Sprintf("K = %d fixed tasks", k), YLabel: "in-context test loss", XLog: true, HideXLabels: true, Legend: TopRight}
-	rise = &Panel{YLabel: "rise since its first drop", XLabel: "t / τ", XLog: true, YLog: true, YRange: Range{1e-7, 0.1}}
+	rise = &Panel{YLabel: "rise since drop", XLabel: "t / τ", XLog: true, YLog: true, YRange: Range{1e-7, 0.1}}
 	for i, f := range runs {
 		t, _, err := f.Floats(output.Times, -1)
 		if err != nil {

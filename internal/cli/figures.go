@@ -15,42 +15,86 @@ import (
 )
 
 // paperFigure is one of the paper's figures as linattn reproduces it: the
-// command that computes its data and the plot of the result. In Args,
+// commands that compute its data and the plot of the result. In Args,
 // DATA stands for the data directory.
 type paperFigure struct {
 	Name  string
 	About string
-	Args  []string
-	// Sweep is the sweep specification the command reads (DATA/NAME.json).
-	Sweep string
-	// Data is the file plotted, under the data directory.
+	Steps []figureStep
+	// Data is the file plotted, under the data directory, with Plot's
+	// options; Draw, when set, draws the figure from the data directory
+	// instead (figures of several outputs).
 	Data string
 	Plot figures.Options
+	Draw func(data string) (*figures.Figure, error)
+}
+
+// figureStep is one command of a figure.
+type figureStep struct {
+	Args []string
+	// Sweep is the sweep specification the command reads, written to
+	// DATA/Spec first.
+	Sweep, Spec string
+}
+
+// step is a figure made by one command.
+func step(args ...string) []figureStep { return []figureStep{{Args: args}} }
+
+// sweepStep is a sweep of command over spec, written to DATA/name.json,
+// its outputs in DATA/name.
+func sweepStep(command, name, spec string) figureStep {
+	return figureStep{Args: []string{"sweep", "-command", command, "-spec", "DATA/" + name + ".json", "-o", "DATA/" + name},
+		Sweep: spec, Spec: name + ".json"}
 }
 
 // paperFigures are the figures of Zhang, Singh, Latham & Saxe (ICML 2025)
 // with the paper's parameters (the captions of its figures 1, 3 and 4 and
-// section 4.2), from the exact population flow.
+// section 4.2, and of its appendix figure icl-iwl-sweep), from the exact
+// population flow, and the finding of docs/math.md on whether in-context
+// learning is transient.
 var paperFigures = []paperFigure{
 	{Name: "merged", About: "merged key–query attention, D = 4, N = 31, H = 8, Λ = I: the single abrupt drop against the closed form σ(t) (paper fig. 1, eq. attnM-solution), from the balanced start where it is exact",
-		Args: []string{"reduced", "-model", "merged", "-white", "1", "-D", "4", "-N", "31", "-H", "8", "-balanced", "-o", "DATA/merged.npz"},
-		Data: "merged.npz", Plot: figures.Options{XScale: "lin"}},
+		Steps: step("reduced", "-model", "merged", "-white", "1", "-D", "4", "-N", "31", "-H", "8", "-balanced", "-o", "DATA/merged.npz"),
+		Data:  "merged.npz", Plot: figures.Options{XScale: "lin"}},
 	{Name: "separate", About: "separate rank-one key–query attention, D = 4, λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4: four drops onto the plateau levels L(M_m), each head's value weight and key alignment (paper fig. 3)",
-		Args: []string{"run", "-o", "DATA/separate.npz"},
-		Data: "separate.npz"},
+		Steps: step("run", "-o", "DATA/separate.npz"),
+		Data:  "separate.npz"},
 	{Name: "reduced", About: "the same run: each learning head's value weight beside the 1-D theory, and the predicted drop times (paper fig. 3b, eq. 1Ddynamics)",
-		Args: []string{"reduced", "-o", "DATA/reduced.npz"},
-		Data: "reduced.npz"},
+		Steps: step("reduced", "-o", "DATA/reduced.npz"),
+		Data:  "reduced.npz"},
 	{Name: "rank", About: "rank R = 1, 2, 4, 8 at D = 8, N = 31, H = 9, λ_d ∝ 1/d with trace 1, six seeds each: the long plateaus come after multiples of R eigenvectors (paper fig. 4)",
-		Args:  []string{"sweep", "-spec", "DATA/rank.json", "-o", "DATA/rank"},
-		Sweep: `{"spectrum": "power:1", "D": 8, "N": 31, "H": 9, "R": [1, 2, 4, 8], "seed": [1, 2, 3, 4, 5, 6]}`,
-		Data:  "rank/index.npz", Plot: figures.Options{By: "R", Panels: true}},
+		Steps: []figureStep{{Args: []string{"sweep", "-spec", "DATA/rank.json", "-o", "DATA/rank"},
+			Sweep: `{"spectrum": "power:1", "D": 8, "N": 31, "H": 9, "R": [1, 2, 4, 8], "seed": [1, 2, 3, 4, 5, 6]}`, Spec: "rank.json"}},
+		Data: "rank/index.npz", Plot: figures.Options{By: "R", Panels: true}},
 	{Name: "landscape", About: "the 2^D = 16 fixed points of the D = 4 example: loss against eigenvectors learned, stability class, and the path from small initialization (paper section 4.1)",
-		Args: []string{"landscape", "-o", "DATA/landscape.npz"},
-		Data: "landscape.npz"},
+		Steps: step("landscape", "-o", "DATA/landscape.npz"),
+		Data:  "landscape.npz"},
 	{Name: "pcr", About: "the D = 4 example at each plateau: ΛM beside the projection onto the first m eigenvectors, principal component regression (paper eq. attnS-PCR)",
-		Args: []string{"run", "-o", "DATA/separate.npz"},
-		Data: "separate.npz", Plot: figures.Options{View: "pcr"}},
+		Steps: step("run", "-o", "DATA/separate.npz"),
+		Data:  "separate.npz", Plot: figures.Options{View: "pcr"}},
+	{Name: "icl-iwl", About: "in-context against in-weight learning (paper appendix fig. icl-iwl-sweep): merged, D = 4, N = 31, H = 8, Λ = I/4, the full layer with 0, 20, …, 100% of the sequences labeled by one fixed task; the exact flow until converged, and finite data (P = 5000) to the paper's 4001 epochs, t/τ ≈ 124 (docs/math.md)",
+		Steps: []figureStep{sweepStep("run", "icl-iwl", iclIWLSpec+`}`),
+			sweepStep("train", "icl-iwl-train", iclIWLSpec+`, "P": 5000, "test": 5000, "lr": 0.0155, "steps": 4001, "samples": 801}`)},
+		Draw: func(data string) (*figures.Figure, error) {
+			return figures.InContextInWeight(glob(data, "icl-iwl/run-*.npz"), glob(data, "icl-iwl-train/train-*.npz"))
+		}},
+	{Name: "icl-transient", About: "is in-context learning transient? The same problem with K = 1, 4, 16 fixed tasks and c = 0.1, 0.3, 0.5, 0.7, 0.9 in-context: the exact in-context test loss, and its rise since its first drop (docs/math.md)",
+		Steps: []figureStep{sweepStep("run", "icl-transient", `{"model": "merged", "white": 0.25, "D": 4, "N": 31, "H": 8, "layer": "full", "winit": 3e-5, "icl": [0.1, 0.3, 0.5, 0.7, 0.9], "tasks": [1, 4, 16]}`)},
+		Draw: func(data string) (*figures.Figure, error) {
+			return figures.TransientICL(glob(data, "icl-transient/run-*.npz"))
+		}},
+}
+
+// iclIWLSpec is the sweep of the paper's in-context against in-weight
+// figure, without its closing brace: its code's initialization, standard
+// deviation 10⁻⁶ per entry with no 1/N in the attention, is w_init ≈ 3·10⁻⁵
+// here, and its learning rate 0.0005 is 0.0155 (docs/math.md).
+const iclIWLSpec = `{"model": "merged", "white": 0.25, "D": 4, "N": 31, "H": 8, "layer": "full", "winit": 3e-5, "icl": [1, 0.8, 0.6, 0.4, 0.2, 0]`
+
+// glob returns the files under data matching pattern, sorted.
+func glob(data, pattern string) []string {
+	paths, _ := filepath.Glob(filepath.Join(data, pattern))
+	return paths
 }
 
 const figuresUsage = `usage: linattn figures [-o DIR] [-data DIR] [-format png|svg|pdf] [NAME...]
@@ -74,10 +118,12 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, figuresUsage)
 			for _, pf := range paperFigures {
-				cmd := strings.ReplaceAll(strings.Join(pf.Args, " "), "DATA", *data)
-				fmt.Fprintf(stdout, "  %-10s %s\n             linattn %s\n", pf.Name, pf.About, cmd)
-				if pf.Sweep != "" {
-					fmt.Fprintf(stdout, "             with %s/%s.json: %s\n", *data, pf.Name, pf.Sweep)
+				fmt.Fprintf(stdout, "  %-10s %s\n", pf.Name, pf.About)
+				for _, st := range pf.Steps {
+					fmt.Fprintf(stdout, "             linattn %s\n", strings.ReplaceAll(strings.Join(st.Args, " "), "DATA", *data))
+					if st.Sweep != "" {
+						fmt.Fprintf(stdout, "             with %s/%s: %s\n", *data, st.Spec, st.Sweep)
+					}
 				}
 				if opts := plotOptions(pf.Plot); opts != "" {
 					fmt.Fprintf(stdout, "             plotted with %s\n", opts)
@@ -107,10 +153,12 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 	}
 	done := map[string]bool{}
 	for _, pf := range todo {
-		if code := pf.make(ctx, stdout, stderr, *data, done); code != ExitOK {
-			return code
+		for _, st := range pf.Steps {
+			if code := st.make(ctx, stdout, stderr, pf.Name, *data, done); code != ExitOK {
+				return code
+			}
 		}
-		fig, err := figures.Load(filepath.Join(*data, pf.Data), pf.Plot)
+		fig, err := pf.draw(*data)
 		if err == nil {
 			target := filepath.Join(*out, pf.Name+"."+*format)
 			if err = fig.Save(target, size); err == nil {
@@ -172,23 +220,31 @@ func selectFigures(names []string) ([]paperFigure, error) {
 	return out, nil
 }
 
-// make runs the command of the figure, once per data file.
-func (pf paperFigure) make(ctx context.Context, stdout, stderr io.Writer, data string, done map[string]bool) int {
-	args := make([]string, len(pf.Args))
-	for i, a := range pf.Args {
+// draw draws the figure from the data directory.
+func (pf paperFigure) draw(data string) (*figures.Figure, error) {
+	if pf.Draw != nil {
+		return pf.Draw(data)
+	}
+	return figures.Load(filepath.Join(data, pf.Data), pf.Plot)
+}
+
+// make runs the command of a step of figure name, once per data file.
+func (st figureStep) make(ctx context.Context, stdout, stderr io.Writer, name, data string, done map[string]bool) int {
+	args := make([]string, len(st.Args))
+	for i, a := range st.Args {
 		args[i] = strings.Replace(a, "DATA", data, 1)
 	}
 	if done[strings.Join(args, " ")] {
 		return ExitOK
 	}
-	if pf.Sweep != "" {
-		spec := filepath.Join(data, pf.Name+".json")
-		if err := export.WriteFileAtomic(spec, func(w io.Writer) error { _, err := io.WriteString(w, pf.Sweep+"\n"); return err }); err != nil {
-			fmt.Fprintf(stderr, "linattn figures: %s: %v\n", pf.Name, err)
+	if st.Sweep != "" {
+		spec := filepath.Join(data, st.Spec)
+		if err := export.WriteFileAtomic(spec, func(w io.Writer) error { _, err := io.WriteString(w, st.Sweep+"\n"); return err }); err != nil {
+			fmt.Fprintf(stderr, "linattn figures: %s: %v\n", name, err)
 			return ExitFailure
 		}
 	}
-	fmt.Fprintf(stdout, "%-10s linattn %s\n", pf.Name, strings.Join(args, " "))
+	fmt.Fprintf(stdout, "%-10s linattn %s\n", name, strings.Join(args, " "))
 	code := Main(ctx, io.Discard, stderr, append(args[:1:1], append([]string{"-q"}, args[1:]...)...))
 	done[strings.Join(args, " ")] = code == ExitOK
 	return code
