@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -138,6 +139,35 @@ func argHint(command string, args []string) error {
 	return fmt.Errorf("unexpected arguments %q: %s takes flags only (see linattn %s -h)", args, command, command)
 }
 
+// flagHint is the error for a flag command c cannot parse; a flag that
+// other commands read says which, and -attention says why the exact flow
+// does not take it.
+func flagHint(c *command, err error) error {
+	name, undefined := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !undefined {
+		return fmt.Errorf("%v (see linattn %s -h)", err, c.Name)
+	}
+	f, known := output.Lookup(name)
+	var readers []string
+	for _, other := range slices.Sorted(maps.Keys(commands)) {
+		if known && f.ReadBy(commands[other].Groups) {
+			readers = append(readers, other)
+		}
+	}
+	if len(readers) == 0 {
+		return fmt.Errorf("%v (see linattn %s -h)", err, c.Name)
+	}
+	why := ""
+	if name == "attention" {
+		why = " (the exact flow and its theory exist for linear attention only; train trains softmax on finite data)"
+	}
+	list := strings.Join(readers, ", ")
+	if n := len(readers); n > 1 {
+		list = strings.Join(readers[:n-1], ", ") + " and " + readers[n-1]
+	}
+	return fmt.Errorf("-%s is a flag of %s, not of %s%s (see linattn %s -h)", name, list, c.Name, why, c.Name)
+}
+
 // interrupted says in one line what an interrupted command kept and how
 // to finish: its output if it wrote one (marked incomplete, up to the
 // time it reached), or nothing.
@@ -189,7 +219,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 			printFlags(stdout, fs)
 			return nil, ExitOK
 		}
-		return fail(fmt.Errorf("%v (see linattn %s -h)", err, c.Name))
+		return fail(flagHint(c, err))
 	}
 	if fs.NArg() > 0 {
 		return fail(argHint(c.Name, fs.Args()))
