@@ -12,10 +12,10 @@ type Func func(t float64, y, dydt []float64)
 // Problem is the initial-value problem y' = Func(t, y), y(T0) = Y0, to be
 // solved up to T1. T1 < T0 integrates backwards in time.
 //
-// The optional fields help the stiff methods: Jac for Rodas5P and Radau5
-// (else the Jacobian is approximated by finite differences), SpectralRadius
-// for ROCK4 (else it is estimated by nonlinear power iteration), Autonomous
-// for Rodas5P.
+// The optional fields help the stiff methods: Jac for Rodas5P, Radau5 and
+// BDF's dense solver (else the Jacobian is approximated by finite
+// differences), SpectralRadius for ROCK4 (else it is estimated by nonlinear
+// power iteration), Autonomous for Rodas5P, Precond for BDF.
 type Problem struct {
 	Func   Func
 	T0, T1 float64
@@ -32,6 +32,10 @@ type Problem struct {
 	// Autonomous declares that Func does not depend on t, so that Rodas5P
 	// need not approximate ∂f/∂t (one evaluation per step).
 	Autonomous bool
+
+	// Precond, if not nil, preconditions the GMRES solves of BDF's Newton
+	// iterations (see Preconditioner); the other methods ignore it.
+	Precond Preconditioner
 }
 
 // Settings controls a solve. The zero value is usable: DP5, RTol 1e-6,
@@ -177,8 +181,9 @@ type Stats struct {
 	Steps          int // accepted steps
 	Rejected       int // rejected steps
 	JacEvals       int // Jacobians (analytic or by finite differences)
-	Decompositions int // LU factorizations
-	LinearSolves   int // solves with an LU factorization
+	Decompositions int // LU factorizations, or preconditioner setups (BDF)
+	LinearSolves   int // solves with an LU factorization or a preconditioner
+	KrylovIters    int // GMRES iterations (BDF), each one evaluation of f
 	Switches       int // changes of method (Auto)
 
 	// PerMethod splits steps, rejections and evaluations by method: one
@@ -201,6 +206,7 @@ func (s *Stats) Add(o Stats) {
 	s.JacEvals += o.JacEvals
 	s.Decompositions += o.Decompositions
 	s.LinearSolves += o.LinearSolves
+	s.KrylovIters += o.KrylovIters
 	s.Switches += o.Switches
 	for _, m := range o.PerMethod {
 		i := 0
