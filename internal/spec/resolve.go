@@ -40,7 +40,7 @@ const (
 )
 
 // Methods are the integrators by their spec name.
-var Methods = map[string]ode.Method{"auto": ode.Auto, "rock4": ode.ROCK4, "rodas5p": ode.Rodas5P, "radau5": ode.Radau5,
+var Methods = map[string]ode.Method{"auto": ode.Auto, "bdf": ode.BDF, "rock4": ode.ROCK4, "rodas5p": ode.Rodas5P, "radau5": ode.Radau5,
 	"dop853": ode.DOP853, "dp5": ode.DP5, "tsit5": ode.Tsit5}
 
 // Input is a file a job read, with its SHA-256, for the sidecar.
