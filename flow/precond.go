@@ -48,7 +48,7 @@ func (s *System) Preconditioner() ode.Preconditioner {
 	return &blockPrecond{s: s, je: je, diag: make([]float64, n), inv: make([]float64, n),
 		parent: make([]int32, n), size: make([]int32, n), slot: make([]int32, n),
 		cs: couplingScan{je: je, is: make([]float64, n), kaMax: make([]float64, hr), qlMax: make([]float64, hr),
-			ca: make([]float64, je.d), cb: make([]float64, je.d)}}
+			ca: make([]float64, je.d), cb: make([]float64, je.d), gRowMax: make([]float64, je.d)}}
 }
 
 // The preconditioner's dropping threshold and block size cap: on the
@@ -71,22 +71,27 @@ type blockPrecond struct {
 	cands []coupling
 	ready bool // the Jacobian data have been evaluated
 
-	parent, size []int32 // union–find
-	slot         []int32 // the block of each variable, −1 for a singleton
-	blockOff     []int32 // members of block b: members[blockOff[b]:blockOff[b+1]]
+	parent, size []int32                    // union–find
+	slot         []int32                    // the block of each variable, −1 for a singleton
+	sizeStart    [precondMaxBlock + 2]int32 // blocks of c variables: sizeStart[c] ≤ b < sizeStart[c+1]
+	blockOff     []int32                    // members of block b: members[blockOff[b]:blockOff[b+1]]
 	members      []int32
 	next         []int32 // scratch for collect
-	luOff        []int32
+	luOff        []int32 // the inverse of block b: lu[luOff[b]:luOff[b+1]]
 	lu           []float64
-	piv          []int32
+	bj           []float64 // J on block b, in the same places
+	piv          []int32   // scratch for factor
+	work         []float64
 	inv          []float64 // 1/P_xx of singletons
 	rb           []float64 // scratch for one block
 }
 
 var errSingularBlock = errors.New("flow: a block of the preconditioner I − γJ is singular")
 
-// Setup evaluates the Jacobian data at y unless jacOK, partitions the
-// state for γ and factors the blocks.
+// Setup evaluates the Jacobian data at y unless jacOK and partitions the
+// state for γ, then factors the blocks of I − γJ. With jacOK only the
+// factorization is redone: the partition of the last evaluation serves
+// for the new γ (BDF asks for a setup when γ changes by 30 %).
 func (bp *blockPrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool) (bool, error) {
 	fresh := !jacOK || !bp.ready
 	bp.setScales(gamma, fresh, y)
@@ -97,11 +102,14 @@ func (bp *blockPrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool)
 		bp.cands = bp.cs.out
 		bp.ready = true
 	}
-	for i := range bp.cands {
-		c := &bp.cands[i]
-		c.s = gamma * math.Abs(c.j) * bp.cs.is[c.x] * bp.cs.is[c.y]
+	if fresh {
+		for i := range bp.cands {
+			c := &bp.cands[i]
+			c.s = gamma * math.Abs(c.j) * bp.cs.is[c.x] * bp.cs.is[c.y]
+		}
+		bp.partition()
+		bp.blockEntries()
 	}
-	bp.partition()
 	return fresh, bp.factor(gamma)
 }
 
@@ -152,23 +160,35 @@ func (bp *blockPrecond) partition() {
 	bp.collect()
 }
 
-// collect numbers the blocks of two or more variables in the order of
-// their smallest member, which is their root, and lists each block's
-// members in increasing order.
+// collect numbers the blocks of two or more variables by size, and
+// within one size in the order of their smallest member (their root), so
+// that Solve treats the many pairs and triples in loops of their own, and
+// lists each block's members in increasing order.
 func (bp *blockPrecond) collect() {
-	nb := int32(0)
+	var count [precondMaxBlock + 2]int32
+	for x := range bp.slot {
+		if r := bp.find(int32(x)); int(r) == x && bp.size[r] > 1 {
+			count[bp.size[r]]++
+		}
+	}
+	bp.sizeStart[0], bp.sizeStart[1], bp.sizeStart[2] = 0, 0, 0
+	for c := 2; c <= precondMaxBlock; c++ {
+		bp.sizeStart[c+1] = bp.sizeStart[c] + count[c]
+	}
+	next := bp.sizeStart // the next number of each size
 	for x := range bp.slot {
 		r := bp.find(int32(x))
-		switch {
-		case bp.size[r] == 1:
+		switch c := bp.size[r]; {
+		case c == 1:
 			bp.slot[x] = -1
 		case int(r) == x:
-			bp.slot[x] = nb
-			nb++
+			bp.slot[x] = next[c]
+			next[c]++
 		default:
 			bp.slot[x] = bp.slot[r]
 		}
 	}
+	nb := bp.sizeStart[precondMaxBlock+1]
 	bp.blockOff = slices.Grow(bp.blockOff[:0], int(nb)+1)[:nb+1]
 	clear(bp.blockOff)
 	for _, b := range bp.slot {

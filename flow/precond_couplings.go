@@ -16,18 +16,19 @@ type coupling struct {
 // rows, pairs of rows or pairs of heads before their components are
 // visited. Dormant heads (small v) are ruled out at once.
 type couplingScan struct {
-	je     *jacEntries
-	gamma  float64
-	gt     float64 // γ/τ: the class formulas are τJ's
-	aMax   float64 // max_a a_a, max_b λ_b and max |G_ab|
-	lMax   float64
-	gMax   float64
-	minS   float64   // the least strength kept
-	is     []float64 // 1/√P_xx
-	kaMax  []float64 // per row l: max_a a_a |k_l[a]|
-	qlMax  []float64 // per row l: max_b λ_b |q_l[b]|
-	ca, cb []float64 // scratch per component
-	out    []coupling
+	je      *jacEntries
+	gamma   float64
+	gt      float64 // γ/τ: the class formulas are τJ's
+	aMax    float64 // max_a a_a, max_b λ_b and max |G_ab|
+	lMax    float64
+	gMax    float64
+	gRowMax []float64 // max_b |G_ab| per row a
+	minS    float64   // the least strength kept
+	is      []float64 // 1/√P_xx
+	kaMax   []float64 // per row l: max_a a_a |k_l[a]|
+	qlMax   []float64 // per row l: max_b λ_b |q_l[b]|
+	ca, cb  []float64 // scratch per component
+	out     []coupling
 }
 
 // add appends the coupling (x, y) if it is strong enough.
@@ -49,8 +50,12 @@ func (cs *couplingScan) scan() {
 	for c := 0; c < je.d; c++ {
 		cs.aMax, cs.lMax = math.Max(cs.aMax, je.a[c]), math.Max(cs.lMax, je.lam[c])
 	}
-	for _, g := range je.g {
-		cs.gMax = math.Max(cs.gMax, math.Abs(g))
+	for a := 0; a < je.d; a++ {
+		cs.gRowMax[a] = 0
+		for _, g := range je.g[a*je.d : (a+1)*je.d] {
+			cs.gRowMax[a] = math.Max(cs.gRowMax[a], math.Abs(g))
+		}
+		cs.gMax = math.Max(cs.gMax, cs.gRowMax[a])
 	}
 	for j := 0; j < je.hr; j++ {
 		cs.kaMax[j], cs.qlMax[j] = 0, 0
@@ -102,17 +107,32 @@ func (cs *couplingScan) valueRow(m, j int) {
 	}
 }
 
-// ownRow: k_j[a] with q_j[b] of the same row, through v_j(−a_a λ_b v_j
-// k_j[a] q_j[b] + G_ab).
+// ownRow: k_j[a] with q_j[b] of the same row, through
+// v_j(−a_a λ_b v_j k_j[a] q_j[b] + G_ab), evaluated here rather than by
+// entry: a row of a learned head has D² of them, and a component a whose
+// largest possible coupling is too weak is passed over at once.
 func (cs *couplingScan) ownRow(j int) {
 	je := cs.je
-	vj := math.Abs(je.v[j/je.r])
-	if cs.gt*vj*(vj*cs.kaMax[j]*cs.qlMax[j]+cs.gMax) < cs.minS {
+	d := je.d
+	vj := je.v[j/je.r]
+	if cs.gt*math.Abs(vj)*(math.Abs(vj)*cs.kaMax[j]*cs.qlMax[j]+cs.gMax) < cs.minS {
 		return
 	}
-	for a := 0; a < je.d; a++ {
-		for b := 0; b < je.d; b++ {
-			cs.add(cs.kIndex(j, a), cs.qIndex(j, b))
+	k, q := je.k[j*d:(j+1)*d], je.q[j*d:(j+1)*d]
+	isq := cs.is[cs.qIndex(j, 0) : cs.qIndex(j, 0)+d]
+	for a := 0; a < d; a++ {
+		x := cs.kIndex(j, a)
+		c := -je.a[a] * vj * k[a]
+		g := je.g[a*d : (a+1)*d]
+		bound := cs.gt * math.Abs(vj) * (math.Abs(c)*cs.qlMax[j] + cs.gRowMax[a]) * cs.is[x]
+		if bound < cs.minS {
+			continue
+		}
+		for b := 0; b < d; b++ {
+			e := vj * (c*je.lam[b]*q[b] + g[b]) / je.tau
+			if s := cs.gamma * math.Abs(e) * cs.is[x] * isq[b]; s >= cs.minS {
+				cs.out = append(cs.out, coupling{x: int32(x), y: int32(cs.qIndex(j, b)), j: e, s: s})
+			}
 		}
 	}
 }

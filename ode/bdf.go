@@ -128,8 +128,9 @@ func newBDFStepper(in *Integrator, maxOrder int) *bdfStepper {
 	st := &bdfStepper{in: in, maxOrder: maxOrder, gm: newGMRES(n, gmresMaxKrylov)}
 	vec := func() []float64 { return make([]float64, n) }
 	for j := range st.hs.z {
-		st.hs.z[j], st.hs.zp[j] = vec(), vec()
+		st.hs.z[j] = vec()
 	}
+	st.hs.p0, st.hs.p1 = vec(), vec()
 	st.ewt, st.acor, st.saved, st.fy, st.res, st.dx, st.x, st.jvY = vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	for j := 0; j < bdfMaxOrder; j++ {
 		st.vecs = append(st.vecs, vec())
@@ -226,6 +227,9 @@ func (st *bdfStepper) attempt(t, h float64) float64 {
 func (st *bdfStepper) start(h float64) {
 	hs := &st.hs
 	hs.q, hs.hScale, st.started = 1, h, true
+	for j := range hs.z {
+		clear(hs.z[j])
+	}
 	if st.startHistory != nil {
 		hs.q = st.startHistory(hs.z, h)
 		st.qNext, st.qWait = hs.q, hs.q+1

@@ -3,9 +3,11 @@ package ode
 // The Nordsieck history of BDF and its coefficients.
 //
 // At order q the history is z_j = h^j y⁽ʲ⁾(t_n)/j!, j = 0..q, the scaled
-// derivatives of the polynomial that interpolates the solution. A step
-// predicts z(0) = z·A (A the Pascal matrix: Taylor's formula at t_n + h),
-// solves for the correction Δ = y_{n+1} − z₀(0), and sets z = z(0) + Δ·l.
+// derivatives of the polynomial that interpolates the solution (z_j = 0
+// for j > q). A step predicts z(0) = z·A (A the Pascal matrix: Taylor's
+// formula at t_n + h), solves for the correction Δ = y_{n+1} − z₀(0), and
+// sets z = z(0) + Δ·l. The Newton iteration needs only z₀(0) and z₁(0);
+// the whole z(0) is formed with the correction, in one pass over memory.
 // In fixed-leading-coefficient form l is the coefficient vector of
 //
 //	Λ(x) = (1 + x/ξ*) Π_{j=1}^{q−1} (1 + x/ξ_j),  ξ_j = (t_{n+1} − t_{n+1−j})/h,
@@ -32,8 +34,8 @@ const bdfMaxOrder = 5
 // coefficients need: the orders, the recent step sizes and the test
 // constants of the error estimates.
 type bdfHistory struct {
-	z      [bdfMaxOrder + 1][]float64 // accepted history, scaled to hScale
-	zp     [bdfMaxOrder + 1][]float64 // the prediction of the step being attempted
+	z      [bdfMaxOrder + 1][]float64 // accepted history, scaled to hScale; zero beyond q
+	p0, p1 []float64                  // the prediction z₀(0), z₁(0) of the step being attempted
 	q      int                        // order
 	hScale float64                    // the step z is scaled to
 	// tau[1] is the last accepted step, tau[2] the one before, …
@@ -53,20 +55,17 @@ type bdfHistory struct {
 // fraction of the error test's (CVODE: 0.1).
 const newtonTolFraction = 0.1
 
-// predict sets zp = z·A: zp_j = Σ_{k≥j} C(k, j) z_k, by repeated sums.
+// predict sets p0 = Σ_k z_k and p1 = Σ_k k z_k, the predicted value and
+// scaled derivative (z·A's first two columns).
 func (hs *bdfHistory) predict() {
-	q := hs.q
-	for j := 0; j <= q; j++ {
-		copy(hs.zp[j], hs.z[j])
-	}
-	for k := 1; k <= q; k++ {
-		for j := q; j >= k; j-- {
-			a, b := hs.zp[j-1], hs.zp[j]
-			b = b[:len(a)]
-			for i := range a {
-				a[i] += b[i]
-			}
-		}
+	z := &hs.z
+	n := len(z[0])
+	z0, z1, z2, z3, z4, z5 := z[0][:n], z[1][:n], z[2][:n], z[3][:n], z[4][:n], z[5][:n]
+	p0, p1 := hs.p0[:n], hs.p1[:n]
+	for i := range p0 {
+		a1, a2, a3, a4, a5 := z1[i], z2[i], z3[i], z4[i], z5[i]
+		p0[i] = z0[i] + a1 + a2 + a3 + a4 + a5
+		p1[i] = a1 + 2*a2 + 3*a3 + 4*a4 + 5*a5
 	}
 }
 
@@ -145,16 +144,23 @@ func (hs *bdfHistory) testConstants(h, hsum, alpha0, alpha0Hat, xiInv, xiStarInv
 	hs.tq4 = newtonTolFraction / hs.tq2
 }
 
-// correct applies the accepted correction: z = zp + Δ·l, and moves the step
-// history on by h.
+// correct applies the accepted correction, z = z·A + Δ·l (A's columns
+// written out for order 5; the zero columns beyond q add nothing, and
+// z₀ is formed exactly as predict formed p0, so that it is the iterate
+// z₀(0) + Δ bit for bit), and moves the step history on by h.
 func (hs *bdfHistory) correct(delta []float64, h float64) {
-	for j := 0; j <= hs.q; j++ {
-		lj := hs.l[j]
-		dst, src := hs.z[j], hs.zp[j]
-		src, delta := src[:len(dst)], delta[:len(dst)]
-		for i := range dst {
-			dst[i] = src[i] + lj*delta[i]
-		}
+	z := &hs.z
+	n := len(delta)
+	z0, z1, z2, z3, z4, z5 := z[0][:n], z[1][:n], z[2][:n], z[3][:n], z[4][:n], z[5][:n]
+	l := hs.l
+	for i, d := range delta {
+		a1, a2, a3, a4, a5 := z1[i], z2[i], z3[i], z4[i], z5[i]
+		z0[i] = z0[i] + a1 + a2 + a3 + a4 + a5 + d
+		z1[i] = a1 + 2*a2 + 3*a3 + 4*a4 + 5*a5 + l[1]*d
+		z2[i] = a2 + 3*a3 + 6*a4 + 10*a5 + l[2]*d
+		z3[i] = a3 + 4*a4 + 10*a5 + l[3]*d
+		z4[i] = a4 + 5*a5 + l[4]*d
+		z5[i] = a5 + l[5]*d
 	}
 	for i := hs.q; i >= 2; i-- {
 		hs.tau[i] = hs.tau[i-1]
@@ -185,6 +191,7 @@ func (hs *bdfHistory) lowerOrder() {
 	for j := 2; j < q; j++ {
 		axpy(-c[j], hs.z[q], hs.z[j])
 	}
+	clear(hs.z[q])
 	hs.q--
 }
 

@@ -42,6 +42,9 @@ func (st *bdfStepper) nextStep(h float64, accepted bool) float64 {
 	for i, f := range st.fy {
 		hs.z[1][i] = hNew * f
 	}
+	for j := 2; j <= bdfMaxOrder; j++ {
+		clear(hs.z[j])
+	}
 	hs.hScale, st.qWait = hNew, bdfLongWait
 	return hNew
 }

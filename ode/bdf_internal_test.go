@@ -41,13 +41,13 @@ func TestGMRES(t *testing.T) {
 		iters  int // the most iterations allowed
 	}{{"none", nil, 5}, {"diagonal", diag, 5}, {"exact", exact, 1}} {
 		x := make([]float64, n)
-		iters, out := newGMRES(n, 5).solve(x, b, w, 1e-12, apply, tc.psolve)
+		iters, out := newGMRES(n, 5).solve(x, b, wnorm(b, w), w, 1e-12, apply, tc.psolve)
 		if out != gmresConverged || iters > tc.iters || maxDiff(x, want) > 1e-10 {
 			t.Errorf("%s: %d iterations, outcome %d, x = %v, want %v", tc.name, iters, out, x, want)
 		}
 	}
 	x := make([]float64, n)
-	if _, out := newGMRES(n, 2).solve(x, b, w, 1e-12, apply, nil); out == gmresConverged {
+	if _, out := newGMRES(n, 2).solve(x, b, wnorm(b, w), w, 1e-12, apply, nil); out == gmresConverged {
 		t.Errorf("maxl = 2: converged on a 5 × 5 system to 1e-12")
 	}
 }

@@ -27,7 +27,9 @@ func (st *bdfStepper) solveCorrector(t float64) bool {
 	current := false
 	for {
 		clear(st.acor)
-		if !st.residual(t) {
+		copy(st.in.ynew, hs.p0)
+		bnorm, ok := st.residual(t)
+		if !ok {
 			return false
 		}
 		if setup {
@@ -37,7 +39,7 @@ func (st *bdfStepper) solveCorrector(t float64) bool {
 			}
 			current = fresh
 		}
-		ok, recoverable := st.iterate(t)
+		ok, recoverable := st.iterate(t, bnorm)
 		if ok {
 			return true
 		}
@@ -70,49 +72,48 @@ func (st *bdfStepper) setupPrecond(t float64, blameJ bool) (fresh, ok bool) {
 	return fresh, err == nil
 }
 
-// residual sets in.ynew = z₀(0) + Δ, st.fy = f(t, in.ynew) and
-// st.res = F(Δ); false if f is not finite there.
-func (st *bdfStepper) residual(t float64) bool {
+// residual evaluates st.fy = f(t, y) at the iterate y = in.ynew and sets
+// st.dx = −F(Δ) = γ f − z₁(0)/l₁ − Δ, the right-hand side of the Newton
+// step; it returns ‖st.dx‖ (weighted RMS) and false if f is not finite.
+func (st *bdfStepper) residual(t float64) (float64, bool) {
 	in, hs := st.in, &st.hs
-	y, z0, z1 := in.ynew, hs.zp[0], hs.zp[1]
-	for i, d := range st.acor {
-		y[i] = z0[i] + d
-	}
-	in.f(t, y, st.fy)
+	in.f(t, in.ynew, st.fy)
 	in.stats.FuncEvals++
 	g, r := hs.gamma, hs.rl1
+	n := len(st.acor)
+	z1, fy, dx, w := hs.p1[:n], st.fy[:n], st.dx[:n], st.ewt[:n]
+	var s float64
 	for i, d := range st.acor {
-		st.res[i] = r*z1[i] + d - g*st.fy[i]
+		x := g*fy[i] - r*z1[i] - d
+		dx[i] = x
+		x *= w[i]
+		s += x * x
 	}
-	return allFinite(st.fy)
+	nrm := math.Sqrt(s / float64(n))
+	return nrm, finite(nrm)
 }
 
-// iterate runs the Newton iterations from the residual at Δ = st.acor. It
-// reports convergence, or whether the failure is recoverable (a retry
-// with a fresh preconditioner may converge).
-func (st *bdfStepper) iterate(t float64) (ok, recoverable bool) {
+// iterate runs the Newton iterations from Δ = st.acor, whose residual's
+// norm is bnorm. It reports convergence, or whether the failure is
+// recoverable (a retry with a fresh preconditioner may converge).
+func (st *bdfStepper) iterate(t, bnorm float64) (ok, recoverable bool) {
 	hs := &st.hs
 	var delp float64
 	for m := 0; ; m++ {
-		for i, r := range st.res {
-			st.dx[i] = -r
-		}
-		if !st.linearSolve(t, m) {
+		if !st.linearSolve(t, m, bnorm) {
 			return false, true
 		}
-		axpy(1, st.dx, st.acor)
-		del := st.wrms(st.dx)
+		del, acnrm := st.update()
+		if !finite(del) {
+			return false, true
+		}
 		if m > 0 {
 			st.crate = math.Max(bdfRateDown*st.crate, del/delp)
 		}
 		if del*math.Min(1, st.crate) <= hs.tq4 {
 			st.acnrm = del
 			if m > 0 {
-				st.acnrm = st.wrms(st.acor)
-			}
-			z0 := hs.zp[0]
-			for i, d := range st.acor {
-				st.in.ynew[i] = z0[i] + d
+				st.acnrm = acnrm
 			}
 			return true, false
 		}
@@ -123,22 +124,40 @@ func (st *bdfStepper) iterate(t float64) (ok, recoverable bool) {
 		if m+1 >= bdfMaxIters {
 			return false, true
 		}
-		if !st.residual(t) {
+		if bnorm, ok = st.residual(t); !ok {
 			return false, true
 		}
 	}
 }
 
-// linearSolve replaces st.dx = b by the solution of (I − γJ) x = b to
-// 0.05·tq4 in the weighted norm (cvLsSolve): a right-hand side already
-// that small is the answer itself on the first iteration and zero after;
-// GMRES that reduced the residual without reaching the tolerance is
-// accepted on the first iteration only. With the dense LU the solve is
-// direct, with the factorization of the last setup.
-func (st *bdfStepper) linearSolve(t float64, m int) bool {
+// update applies the Newton correction: Δ += δ and the iterate
+// in.ynew = z₀(0) + Δ, returning ‖δ‖ and ‖Δ‖ (weighted RMS).
+func (st *bdfStepper) update() (del, acnrm float64) {
+	n := len(st.acor)
+	acor, dx, y, z0, w := st.acor[:n], st.dx[:n], st.in.ynew[:n], st.hs.p0[:n], st.ewt[:n]
+	var sd, sa float64
+	for i, d := range dx {
+		a := acor[i] + d
+		acor[i] = a
+		y[i] = z0[i] + a
+		d *= w[i]
+		a *= w[i]
+		sd += d * d
+		sa += a * a
+	}
+	return math.Sqrt(sd / float64(n)), math.Sqrt(sa / float64(n))
+}
+
+// linearSolve replaces st.dx = b, of norm bnorm, by the solution of
+// (I − γJ) x = b to 0.05·tq4 in the weighted norm (cvLsSolve): a right-hand
+// side already that small is the answer itself on the first iteration and
+// zero after; GMRES that reduced the residual without reaching the
+// tolerance is accepted on the first iteration only. With the dense LU the
+// solve is direct, with the factorization of the last setup.
+func (st *bdfStepper) linearSolve(t float64, m int, bnorm float64) bool {
 	in := st.in
 	tol := bdfLinTol * st.hs.tq4
-	if st.wrms(st.dx) <= tol {
+	if bnorm <= tol {
 		if m > 0 {
 			clear(st.dx)
 		}
@@ -154,13 +173,13 @@ func (st *bdfStepper) linearSolve(t float64, m int) bool {
 		for i, x := range st.x {
 			st.dx[i] = c * x
 		}
-		return allFinite(st.dx)
+		return true
 	}
 	st.tNew = t
-	iters, out := st.gm.solve(st.x, st.dx, st.ewt, tol*math.Sqrt(float64(in.n)), st.applyFn, st.psolveFn)
+	sqrtN := math.Sqrt(float64(in.n))
+	iters, out := st.gm.solve(st.dx, st.dx, bnorm*sqrtN, st.ewt, tol*sqrtN, st.applyFn, st.psolveFn)
 	in.stats.KrylovIters += iters
-	copy(st.dx, st.x)
-	return (out == gmresConverged || (out == gmresReduced && m == 0)) && allFinite(st.dx)
+	return out == gmresConverged || (out == gmresReduced && m == 0)
 }
 
 // applyNewton writes (I − γJ)v into dst with J·v ≈ (f(t, y + σv) − f(t, y))/σ

@@ -3,12 +3,15 @@ package ode
 import "math"
 
 // gmres solves M x = b approximately by the generalized minimal residual
-// method with right preconditioning and diagonal scaling, as SUNDIALS'
-// SPGMR does for CVODE: with S = diag(w) (the error weights) and P the
-// preconditioner it minimizes ‖S(b − M x)‖₂ over x = P⁻¹S⁻¹ V y, V the
-// Krylov basis of S M P⁻¹ S⁻¹ from S b (Arnoldi with modified Gram–Schmidt,
-// the Hessenberg least-squares problem by Givens rotations), from x₀ = 0,
-// without restarts.
+// method with right preconditioning, in the norm weighted by the error
+// weights as SUNDIALS' SPGMR does for CVODE: with W = diag(w) and P the
+// preconditioner it minimizes ‖W(b − M x)‖₂ over x = P⁻¹ V y, V the basis
+// of the Krylov space of M P⁻¹ from b, orthonormal in ⟨x, y⟩ = Σ w_i² x_i y_i
+// (Arnoldi with classical Gram–Schmidt; the Hessenberg least-squares
+// problem by Givens rotations), from x₀ = 0, without restarts. The basis
+// vectors are kept unnormalized with their norms (v_k = ṽ_k/c_k, ṽ₀ = b):
+// M P⁻¹ is linear, and BDF's difference quotient scale-invariant, so the
+// normalizing passes over memory are saved.
 //
 // References:
 //
@@ -19,7 +22,9 @@ import "math"
 //	ODE systems, Appl. Math. Comput. 31 (1989) 40–91.
 type gmres struct {
 	maxl int
-	v    [][]float64 // the Krylov basis, maxl+1 vectors
+	v    [][]float64 // the unnormalized Krylov basis ṽ_k, maxl+1 vectors (ṽ₀ is b)
+	c    []float64   // their norms
+	own0 []float64   // the storage of ṽ₀ when it is not b
 	hess [][]float64 // the Hessenberg matrix, column k in hess[k] (k+2 entries)
 	cs   []float64   // Givens rotations
 	sn   []float64
@@ -28,16 +33,21 @@ type gmres struct {
 	u, z []float64 // scratch
 }
 
-// gmresMaxKrylov is the largest Krylov space (CVODE's default maxl = 5).
+// gmresMaxKrylov is the largest Krylov space (CVODE's default maxl = 5),
+// and the largest newGMRES takes.
 const gmresMaxKrylov = 5
 
 func newGMRES(n, maxl int) *gmres {
-	g := &gmres{maxl: maxl, cs: make([]float64, maxl), sn: make([]float64, maxl),
+	if maxl < 1 || maxl > gmresMaxKrylov {
+		panic("ode: gmres: maxl out of range")
+	}
+	g := &gmres{maxl: maxl, c: make([]float64, maxl+1), cs: make([]float64, maxl), sn: make([]float64, maxl),
 		g: make([]float64, maxl+1), y: make([]float64, maxl), u: make([]float64, n), z: make([]float64, n)}
 	slab := make([]float64, (maxl+1)*n)
 	for k := 0; k <= maxl; k++ {
 		g.v = append(g.v, slab[k*n:(k+1)*n:(k+1)*n])
 	}
+	g.own0 = g.v[0]
 	for k := 0; k < maxl; k++ {
 		g.hess = append(g.hess, make([]float64, k+2))
 	}
@@ -54,20 +64,17 @@ const (
 )
 
 // solve writes into x the approximate solution of M x = b with
-// ‖S(b − M x)‖₂ ≤ delta if maxl iterations reach it. apply(dst, v) writes
-// M v, psolve(z, r) writes P⁻¹ r (nil: P = I). It returns the iterations
-// (each one apply and one psolve) and how the solve ended.
-func (g *gmres) solve(x, b, w []float64, delta float64, apply, psolve func(dst, v []float64)) (int, gmresOutcome) {
-	v0 := g.v[0]
-	for i := range v0 {
-		v0[i] = w[i] * b[i]
-	}
-	beta := norm2(v0)
+// ‖W(b − M x)‖₂ ≤ delta if maxl iterations reach it; beta is ‖W b‖₂, and
+// x may be b itself. apply(dst, v) writes M v, psolve(z, r) writes P⁻¹ r
+// (nil: P = I). It returns the iterations (each one apply and one psolve)
+// and how the solve ended.
+func (g *gmres) solve(x, b []float64, beta float64, w []float64, delta float64, apply, psolve func(dst, v []float64)) (int, gmresOutcome) {
 	if beta <= delta {
 		clear(x)
 		return 0, gmresConverged
 	}
-	scale(1/beta, v0)
+	g.v[0], g.c[0] = b, beta
+	defer func() { g.v[0] = g.own0 }()
 	clear(g.g)
 	g.g[0] = beta
 	res, k := beta, 0
@@ -79,7 +86,7 @@ func (g *gmres) solve(x, b, w []float64, delta float64, apply, psolve func(dst, 
 			break
 		}
 	}
-	g.combine(x, k, w, psolve)
+	g.combine(x, k, psolve)
 	switch {
 	case res <= delta:
 		return k, gmresConverged
@@ -89,37 +96,74 @@ func (g *gmres) solve(x, b, w []float64, delta float64, apply, psolve func(dst, 
 	return k, gmresFailed
 }
 
-// arnoldi extends the basis by v_{k+1} ∝ S M P⁻¹ S⁻¹ v_k orthogonalized
-// against v_0..v_k (modified Gram–Schmidt), filling column k of the
-// Hessenberg matrix; it reports a breakdown (the new vector vanished: the
-// Krylov space is invariant and the solution exact).
+// arnoldi extends the basis by ṽ_{k+1} = M P⁻¹ ṽ_k orthogonalized against
+// ṽ_0..ṽ_k by classical Gram–Schmidt, repeated once when the norm fell
+// below 0.7 of its value before (Kahan and Parlett's "twice is enough":
+// the cancellation that costs classical Gram–Schmidt its orthogonality),
+// and fills column k of the Hessenberg matrix of the normalized basis. It
+// reports a breakdown (the new vector vanished: the Krylov space is
+// invariant and the solution exact).
 func (g *gmres) arnoldi(k int, w []float64, apply, psolve func(dst, v []float64)) bool {
-	vk, next := g.v[k], g.v[k+1]
-	for i := range vk {
-		g.u[i] = vk[i] / w[i]
-	}
-	src := g.u
+	src, next := g.v[k], g.v[k+1]
 	if psolve != nil {
-		psolve(g.z, g.u)
+		psolve(g.z, src)
 		src = g.z
 	}
 	apply(next, src)
-	for i := range next {
-		next[i] *= w[i]
-	}
 	col := g.hess[k]
+	clear(col)
+	before, nrm := g.project(k, next, w, col)
+	if nrm < 0.7*before {
+		_, nrm = g.project(k, next, w, col)
+	}
+	ck := g.c[k]
 	for j := 0; j <= k; j++ {
-		d := dot(next, g.v[j])
-		col[j] = d
-		axpy(-d, g.v[j], next)
+		col[j] /= ck * g.c[j]
 	}
-	nrm := norm2(next)
-	col[k+1] = nrm
-	if nrm == 0 {
-		return true
+	col[k+1] = nrm / ck
+	g.c[k+1] = nrm
+	return nrm == 0
+}
+
+// project subtracts from x its components along ṽ_0..ṽ_k, adds
+// ⟨x, ṽ_j⟩ to col[j], and returns the norms of x before and after: the
+// inner products in simple passes (the first with the norm before), the
+// subtractions in passes of their own, the last with the norm after.
+func (g *gmres) project(k int, x, w, col []float64) (before, after float64) {
+	n := len(x)
+	x, w = x[:n], w[:n]
+	var h [gmresMaxKrylov + 1]float64
+	v0 := g.v[0][:n]
+	var s0, d0 float64
+	for i, xi := range x {
+		wx := w[i] * xi
+		s0 += wx * wx
+		d0 += wx * w[i] * v0[i]
 	}
-	scale(1/nrm, next)
-	return false
+	h[0] = d0
+	for j := 1; j <= k; j++ {
+		vj := g.v[j][:n]
+		var d float64
+		for i, xi := range x {
+			d += w[i] * w[i] * xi * vj[i]
+		}
+		h[j] = d
+	}
+	for j := 0; j < k; j++ {
+		axpy(-h[j]/(g.c[j]*g.c[j]), g.v[j], x)
+	}
+	vk, hk := g.v[k][:n], h[k]/(g.c[k]*g.c[k])
+	var s float64
+	for i, xi := range x {
+		xi -= hk * vk[i]
+		x[i] = xi
+		xi *= w[i]
+		s += xi * xi
+	}
+	for j := 0; j <= k; j++ {
+		col[j] += h[j]
+	}
+	return math.Sqrt(s0), math.Sqrt(s)
 }
 
 // rotate applies the previous Givens rotations to column k, makes the one
@@ -145,8 +189,9 @@ func (g *gmres) rotate(k int) float64 {
 }
 
 // combine solves the k × k triangular system R y = g and sets
-// x = P⁻¹ S⁻¹ Σ_j y_j v_j.
-func (g *gmres) combine(x []float64, k int, w []float64, psolve func(dst, v []float64)) {
+// x = P⁻¹ Σ_j y_j v_j = P⁻¹ Σ_j (y_j/c_j) ṽ_j (x may be ṽ₀ = b: each
+// component of the first pass reads ṽ₀ before it writes x).
+func (g *gmres) combine(x []float64, k int, psolve func(dst, v []float64)) {
 	for i := k - 1; i >= 0; i-- {
 		s := g.g[i]
 		for j := i + 1; j < k; j++ {
@@ -154,31 +199,29 @@ func (g *gmres) combine(x []float64, k int, w []float64, psolve func(dst, v []fl
 		}
 		g.y[i] = s / g.hess[i][i]
 	}
-	clear(g.u)
-	for j := 0; j < k; j++ {
-		axpy(g.y[j], g.v[j], g.u)
+	u := g.u
+	if psolve == nil {
+		u = x
 	}
-	for i := range g.u {
-		g.u[i] /= w[i]
+	v0, y0 := g.v[0][:len(u)], g.y[0]/g.c[0]
+	for i := range u {
+		u[i] = y0 * v0[i]
+	}
+	for j := 1; j < k; j++ {
+		axpy(g.y[j]/g.c[j], g.v[j], u)
 	}
 	if psolve != nil {
-		psolve(x, g.u)
-		return
+		psolve(x, u)
 	}
-	copy(x, g.u)
 }
 
-func dot(a, b []float64) float64 {
-	b = b[:len(a)]
+// wnorm is ‖W v‖₂.
+func wnorm(v, w []float64) float64 {
+	w = w[:len(v)]
 	var s float64
-	for i, x := range a {
-		s += x * b[i]
+	for i, x := range v {
+		x *= w[i]
+		s += x * x
 	}
-	return s
-}
-
-func scale(c float64, v []float64) {
-	for i := range v {
-		v[i] *= c
-	}
+	return math.Sqrt(s)
 }

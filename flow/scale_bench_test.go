@@ -1,0 +1,73 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/linattn/linattn/ode"
+)
+
+// BenchmarkPowerLaw integrates the power-law run of the scaling studies
+// (`linattn run -spectrum power:1 -D d -H d`: λ_k ∝ 1/k, N = 31, R = 1,
+// w_init = 0.01, seed 3) until converged, with BDF and its block
+// preconditioner and, for comparison, Auto (DOP853 and ROCK4), each at its
+// default tolerances, keeping no dense output. It reports the evaluations
+// of the flow (evals, GMRES iterations included), the steps, the
+// preconditioner setups and the peak live heap (MB-heap, sampled every
+// 10 ms).
+//
+//	go test ./flow -run XXX -bench 'PowerLaw/D=(16|32|64)/bdf' -benchtime 1x
+//
+// Auto takes minutes at D = 32 and over an hour at D = 64.
+func BenchmarkPowerLaw(b *testing.B) {
+	for _, d := range []int{16, 32, 64, 128} {
+		for _, m := range []ode.Method{ode.BDF, ode.Auto} {
+			b.Run(fmt.Sprintf("D=%d/%s", d, map[ode.Method]string{ode.BDF: "bdf", ode.Auto: "auto"}[m]), func(b *testing.B) {
+				s, y0 := powerLawExample(b, d)
+				var tr *Trajectory
+				var peak uint64
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					stop := peakHeap(&peak)
+					var err error
+					tr, err = s.Run(context.Background(), y0, RunSettings{Method: m})
+					stop()
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(tr.Stats.FuncEvals), "evals")
+				b.ReportMetric(float64(tr.Stats.Steps), "steps")
+				b.ReportMetric(float64(tr.Stats.Decompositions), "setups")
+				b.ReportMetric(float64(tr.Stats.JacEvals), "jacs")
+				b.ReportMetric(float64(tr.Stats.LinearSolves), "solves")
+				b.ReportMetric(float64(tr.Stats.KrylovIters), "krylov")
+				b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+			})
+		}
+	}
+}
+
+// peakHeap records the largest live heap seen every 10 ms until the
+// returned function is called.
+func peakHeap(peak *uint64) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			*peak = max(*peak, ms.HeapAlloc)
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
