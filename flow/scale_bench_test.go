@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 // preconditioner and, for comparison, Auto (DOP853 and ROCK4), each at its
 // default tolerances, keeping no dense output. It reports the evaluations
 // of the flow (evals, GMRES iterations included), the steps, the
-// preconditioner setups and the peak live heap (MB-heap, sampled every
-// 10 ms).
+// preconditioner setups, the CPU time of the process (cpu-s/op: the
+// wall time inflates when other jobs share the cores) and the peak live
+// heap (MB-heap, sampled every 10 ms).
 //
 //	go test ./flow -run XXX -bench 'PowerLaw/D=(16|32|64)/bdf' -benchtime 1x
 //
@@ -31,6 +33,7 @@ func BenchmarkPowerLaw(b *testing.B) {
 				var peak uint64
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu0 := cpuSeconds()
 				for i := 0; i < b.N; i++ {
 					stop := peakHeap(&peak)
 					var err error
@@ -40,6 +43,7 @@ func BenchmarkPowerLaw(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
 				b.ReportMetric(float64(tr.Stats.FuncEvals), "evals")
 				b.ReportMetric(float64(tr.Stats.Steps), "steps")
 				b.ReportMetric(float64(tr.Stats.Decompositions), "setups")
@@ -50,6 +54,16 @@ func BenchmarkPowerLaw(b *testing.B) {
 			})
 		}
 	}
+}
+
+// cpuSeconds is the user and system time of the process so far: on a
+// shared machine less noisy than the wall time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // peakHeap records the largest live heap seen every 10 ms until the

@@ -2,9 +2,10 @@ package ode
 
 // Method is an integration method: an explicit Runge–Kutta pair (*RK: DP5,
 // Tsit5, DOP853 or one built by NewRK), the stabilized explicit method
-// ROCK4, the Rosenbrock method Rodas5P, the collocation method Radau5, or
-// an automatic switch between a non-stiff and a stiff method (NewAuto). The
-// set is closed: methods are values of this package.
+// ROCK4, the Rosenbrock method Rodas5P, the collocation method Radau5, the
+// multistep method BDF, or an automatic switch between a non-stiff and a
+// stiff method (NewAuto). The set is closed: methods are values of this
+// package.
 type Method interface {
 	// Name returns the method's name, as reported in Stats.
 	Name() string

@@ -104,7 +104,8 @@ type Settings struct {
 // controller (HNW II, IV.8, eq. 8.21) as rodas.f and radau5.f do; for them
 // Beta1, Beta2 and Integral are ignored. Radau5 lowers Safety after steps
 // that took many Newton iterations and shrinks the step by its own factors
-// when the iteration fails (radau5.f).
+// when the iteration fails (radau5.f). BDF chooses its step and order
+// together by CVODE's rules and ignores Controller.
 type Controller struct {
 	Safety   float64 // default 0.9
 	MinScale float64 // default: the method's (0.2 for DP5)

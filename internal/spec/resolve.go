@@ -308,7 +308,7 @@ func (s *Spec) resolveOutput() error {
 	s.def("method", func() { s.Method = "auto" })
 	method, ok := Methods[s.Method]
 	if !ok {
-		return fmt.Errorf("-method = %q, want auto, rock4, rodas5p, radau5, dop853, dp5 or tsit5", s.Method)
+		return fmt.Errorf("-method = %q, want auto, bdf, rock4, rodas5p, radau5, dop853, dp5 or tsit5", s.Method)
 	}
 	defRTol, defATol := flow.DefaultTolerances(method)
 	s.def("rtol", func() { s.RTol = defRTol })
