@@ -34,8 +34,18 @@ type gmres struct {
 }
 
 // gmresMaxKrylov is the largest Krylov space (CVODE's default maxl = 5),
-// and the largest newGMRES takes.
-const gmresMaxKrylov = 5
+// and the largest newGMRES takes. gmresReorth is the fall of the norm in
+// Gram–Schmidt below which the projections are repeated: with a good
+// preconditioner M P⁻¹ v is close to v and its norm falls by orders of
+// magnitude in every iteration, a cancellation that costs the new vector
+// about eps·(before/after) of orthogonality; Kahan and Parlett's 0.7
+// would keep it at eps, but BDF asks GMRES for a few digits in a handful
+// of iterations, and a loss below 10⁻¹² is harmless, so the repetition
+// (two more passes over memory) is kept for falls beyond 10⁴.
+const (
+	gmresMaxKrylov = 5
+	gmresReorth    = 1e-4
+)
 
 func newGMRES(n, maxl int) *gmres {
 	if maxl < 1 || maxl > gmresMaxKrylov {
@@ -98,11 +108,11 @@ func (g *gmres) solve(x, b []float64, beta float64, w []float64, delta float64, 
 
 // arnoldi extends the basis by ṽ_{k+1} = M P⁻¹ ṽ_k orthogonalized against
 // ṽ_0..ṽ_k by classical Gram–Schmidt, repeated once when the norm fell
-// below 0.7 of its value before (Kahan and Parlett's "twice is enough":
-// the cancellation that costs classical Gram–Schmidt its orthogonality),
-// and fills column k of the Hessenberg matrix of the normalized basis. It
-// reports a breakdown (the new vector vanished: the Krylov space is
-// invariant and the solution exact).
+// below gmresReorth of its value before (the cancellation that costs
+// classical Gram–Schmidt its orthogonality, as in Kahan and Parlett's
+// "twice is enough"), and fills column k of the Hessenberg matrix of the
+// normalized basis. It reports a breakdown (the new vector vanished: the
+// Krylov space is invariant and the solution exact).
 func (g *gmres) arnoldi(k int, w []float64, apply, psolve func(dst, v []float64)) bool {
 	src, next := g.v[k], g.v[k+1]
 	if psolve != nil {
@@ -113,7 +123,7 @@ func (g *gmres) arnoldi(k int, w []float64, apply, psolve func(dst, v []float64)
 	col := g.hess[k]
 	clear(col)
 	before, nrm := g.project(k, next, w, col)
-	if nrm < 0.7*before {
+	if nrm < gmresReorth*before {
 		_, nrm = g.project(k, next, w, col)
 	}
 	ck := g.c[k]
