@@ -91,13 +91,17 @@ type bdfStepper struct {
 	startHistory func(z [bdfMaxOrder + 1][]float64, h float64) int
 
 	ewt   []float64 // error weights 1/(rtol|y_i| + atol_i) at the step's start
+	ewtNx []float64 // and at the end of the last accepted step
 	acor  []float64 // the correction Δ of the current attempt
 	saved []float64 // Δ kept for an order increase
-	fy    []float64 // f at the Newton iterate (the iterate is in.ynew)
-	res   []float64 // the Newton residual, then its negative as GMRES's right-hand side
-	dx    []float64 // the Newton correction
-	x     []float64 // GMRES's solution
-	jvY   []float64 // the difference-quotient probe
+	fy    []float64 // f at the Newton iterate
+	yIter []float64 // the iterate: hs.p0 while Δ = 0 (deltaZero), then in.ynew
+
+	deltaZero bool
+	res       []float64 // the Newton residual, then its negative as GMRES's right-hand side
+	dx        []float64 // the Newton correction
+	x         []float64 // GMRES's solution
+	jvY       []float64 // the difference-quotient probe
 
 	started   bool
 	ewtFresh  bool
@@ -131,7 +135,7 @@ func newBDFStepper(in *Integrator, maxOrder int) *bdfStepper {
 		st.hs.z[j] = vec()
 	}
 	st.hs.p0, st.hs.p1 = vec(), vec()
-	st.ewt, st.acor, st.saved, st.fy, st.res, st.dx, st.x, st.jvY = vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec()
+	st.ewt, st.ewtNx, st.acor, st.saved, st.fy, st.res, st.dx, st.x, st.jvY = vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec(), vec()
 	for j := 0; j < bdfMaxOrder; j++ {
 		st.vecs = append(st.vecs, vec())
 	}
@@ -202,7 +206,7 @@ func (st *bdfStepper) attempt(t, h float64) float64 {
 	} else {
 		st.adjust(h)
 	}
-	if !st.ewtFresh {
+	if !st.ewtFresh { // the first step; later ones take correct's
 		for i, y := range in.y {
 			st.ewt[i] = 1 / (in.rtol*math.Abs(y) + in.atol[i])
 		}
@@ -226,7 +230,7 @@ func (st *bdfStepper) attempt(t, h float64) float64 {
 // z₁ = h f(t₀, y₀).
 func (st *bdfStepper) start(h float64) {
 	hs := &st.hs
-	hs.q, hs.hScale, st.started = 1, h, true
+	hs.q, hs.hScale, st.started, hs.predicted = 1, h, true, false
 	for j := range hs.z {
 		clear(hs.z[j])
 	}
@@ -267,7 +271,7 @@ func (st *bdfStepper) adjust(h float64) {
 // method would make.
 func (st *bdfStepper) accept(_, h float64) {
 	in, hs := st.in, &st.hs
-	hs.correct(st.acor, h)
+	hs.correct(st.acor, h, in.rtol, in.atol, st.ewtNx)
 	st.nst++
 	st.qWait--
 	if st.qWait == 1 && hs.q != st.maxOrder {
@@ -276,7 +280,8 @@ func (st *bdfStepper) accept(_, h float64) {
 	}
 	st.prepareNext(h)
 	st.etaMax = bdfEtaMax
-	st.lastFail, st.errFails, st.ewtFresh = bdfNoFailure, 0, false
+	st.lastFail, st.errFails = bdfNoFailure, 0
+	st.ewt, st.ewtNx = st.ewtNx, st.ewt
 	for i, z := range hs.z[1] {
 		in.f1[i] = z / h
 	}

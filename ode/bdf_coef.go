@@ -1,5 +1,7 @@
 package ode
 
+import "math"
+
 // The Nordsieck history of BDF and its coefficients.
 //
 // At order q the history is z_j = h^j y⁽ʲ⁾(t_n)/j!, j = 0..q, the scaled
@@ -36,8 +38,12 @@ const bdfMaxOrder = 5
 type bdfHistory struct {
 	z      [bdfMaxOrder + 1][]float64 // accepted history, scaled to hScale; zero beyond q
 	p0, p1 []float64                  // the prediction z₀(0), z₁(0) of the step being attempted
-	q      int                        // order
-	hScale float64                    // the step z is scaled to
+	// predicted says that p0, p1 already hold the prediction from z as it
+	// is: correct forms it for the next step with the same h and order
+	// (the usual case), and whatever changes z clears it.
+	predicted bool
+	q         int     // order
+	hScale    float64 // the step z is scaled to
 	// tau[1] is the last accepted step, tau[2] the one before, …
 	tau [bdfMaxOrder + 2]float64
 
@@ -58,6 +64,10 @@ const newtonTolFraction = 0.1
 // predict sets p0 = Σ_k z_k and p1 = Σ_k k z_k, the predicted value and
 // scaled derivative (z·A's first two columns).
 func (hs *bdfHistory) predict() {
+	if hs.predicted {
+		return
+	}
+	hs.predicted = true
 	z := &hs.z
 	n := len(z[0])
 	z0, z1, z2, z3, z4, z5 := z[0][:n], z[1][:n], z[2][:n], z[3][:n], z[4][:n], z[5][:n]
@@ -71,6 +81,7 @@ func (hs *bdfHistory) predict() {
 
 // rescale multiplies z_j by η^j: the history for the step η·hScale.
 func (hs *bdfHistory) rescale(eta float64) {
+	hs.predicted = false
 	f := 1.0
 	for j := 1; j <= hs.q; j++ {
 		f *= eta
@@ -147,21 +158,29 @@ func (hs *bdfHistory) testConstants(h, hsum, alpha0, alpha0Hat, xiInv, xiStarInv
 // correct applies the accepted correction, z = z·A + Δ·l (A's columns
 // written out for order 5; the zero columns beyond q add nothing, and
 // z₀ is formed exactly as predict formed p0, so that it is the iterate
-// z₀(0) + Δ bit for bit), and moves the step history on by h.
-func (hs *bdfHistory) correct(delta []float64, h float64) {
+// z₀(0) + Δ bit for bit), and moves the step history on by h. In the same
+// pass over memory it forms the next step's prediction for the same h and
+// order, and the error weights 1/(rtol|y| + atol) of the new y into ewt.
+func (hs *bdfHistory) correct(delta []float64, h, rtol float64, atol, ewt []float64) {
 	z := &hs.z
 	n := len(delta)
 	z0, z1, z2, z3, z4, z5 := z[0][:n], z[1][:n], z[2][:n], z[3][:n], z[4][:n], z[5][:n]
+	p0, p1, atol, ewt := hs.p0[:n], hs.p1[:n], atol[:n], ewt[:n]
 	l := hs.l
 	for i, d := range delta {
 		a1, a2, a3, a4, a5 := z1[i], z2[i], z3[i], z4[i], z5[i]
-		z0[i] = z0[i] + a1 + a2 + a3 + a4 + a5 + d
-		z1[i] = a1 + 2*a2 + 3*a3 + 4*a4 + 5*a5 + l[1]*d
-		z2[i] = a2 + 3*a3 + 6*a4 + 10*a5 + l[2]*d
-		z3[i] = a3 + 4*a4 + 10*a5 + l[3]*d
-		z4[i] = a4 + 5*a5 + l[4]*d
-		z5[i] = a5 + l[5]*d
+		b0 := z0[i] + a1 + a2 + a3 + a4 + a5 + d
+		b1 := a1 + 2*a2 + 3*a3 + 4*a4 + 5*a5 + l[1]*d
+		b2 := a2 + 3*a3 + 6*a4 + 10*a5 + l[2]*d
+		b3 := a3 + 4*a4 + 10*a5 + l[3]*d
+		b4 := a4 + 5*a5 + l[4]*d
+		b5 := a5 + l[5]*d
+		z0[i], z1[i], z2[i], z3[i], z4[i], z5[i] = b0, b1, b2, b3, b4, b5
+		p0[i] = b0 + b1 + b2 + b3 + b4 + b5
+		p1[i] = b1 + 2*b2 + 3*b3 + 4*b4 + 5*b5
+		ewt[i] = 1 / (rtol*math.Abs(b0) + atol[i])
 	}
+	hs.predicted = true
 	for i := hs.q; i >= 2; i-- {
 		hs.tau[i] = hs.tau[i-1]
 	}
@@ -177,6 +196,7 @@ func (hs *bdfHistory) correct(delta []float64, h float64) {
 // derivative while keeping the values at the last q points (CVODE's
 // cvDecreaseBDF). At q = 2 nothing changes but the order.
 func (hs *bdfHistory) lowerOrder() {
+	hs.predicted = false
 	q := hs.q
 	var c [bdfMaxOrder + 1]float64
 	c[2] = 1
@@ -200,6 +220,7 @@ func (hs *bdfHistory) lowerOrder() {
 // increase was decided, and z_j += c_j z_{q+1}, j = 2..q, with c the
 // coefficients of x² Π_{j=1}^{q−1} (x + ξ_j) (CVODE's cvIncreaseBDF).
 func (hs *bdfHistory) raiseOrder(saved []float64) {
+	hs.predicted = false
 	q := hs.q
 	var c [bdfMaxOrder + 2]float64
 	c[2] = 1

@@ -45,7 +45,7 @@ func (st *bdfStepper) nextStep(h float64, accepted bool) float64 {
 	for j := 2; j <= bdfMaxOrder; j++ {
 		clear(hs.z[j])
 	}
-	hs.hScale, st.qWait = hNew, bdfLongWait
+	hs.hScale, st.qWait, hs.predicted = hNew, bdfLongWait, false
 	return hNew
 }
 

@@ -26,8 +26,7 @@ func (st *bdfStepper) solveCorrector(t float64) bool {
 	blameJ := false // the retry after a failure with stale data
 	current := false
 	for {
-		clear(st.acor)
-		copy(st.in.ynew, hs.p0)
+		st.yIter, st.deltaZero = hs.p0, true
 		bnorm, ok := st.residual(t)
 		if !ok {
 			return false
@@ -50,7 +49,7 @@ func (st *bdfStepper) solveCorrector(t float64) bool {
 	}
 }
 
-// setupPrecond sets the preconditioner up at the predicted state in.ynew
+// setupPrecond sets the preconditioner up at the predicted state z₀(0)
 // for the current γ, asking for a fresh Jacobian on the first step, every
 // 51 steps, after a Newton failure of the last attempt, and on the retry
 // of a failed iteration when γ has changed by less than 20 % (cvLsSetup).
@@ -60,7 +59,7 @@ func (st *bdfStepper) setupPrecond(t float64, blameJ bool) (fresh, ok bool) {
 	jacBad := st.nst == 0 || st.nst >= st.nstJac+bdfJacSteps || st.lastFail == bdfConvFailure ||
 		(blameJ && dgamma < bdfJacGamma)
 	jacBefore := in.stats.JacEvals
-	fresh, err := st.prec.Setup(t, in.ynew, hs.gamma, !jacBad)
+	fresh, err := st.prec.Setup(t, st.yIter, hs.gamma, !jacBad)
 	st.gammaSet, st.crate, st.nstSetup = hs.gamma, 1, st.nst
 	in.stats.Decompositions++
 	if fresh {
@@ -72,22 +71,32 @@ func (st *bdfStepper) setupPrecond(t float64, blameJ bool) (fresh, ok bool) {
 	return fresh, err == nil
 }
 
-// residual evaluates st.fy = f(t, y) at the iterate y = in.ynew and sets
+// residual evaluates st.fy = f(t, y) at the iterate y = st.yIter
+// (z₀(0) itself before the first update, where Δ = 0) and sets
 // st.dx = −F(Δ) = γ f − z₁(0)/l₁ − Δ, the right-hand side of the Newton
 // step; it returns ‖st.dx‖ (weighted RMS) and false if f is not finite.
 func (st *bdfStepper) residual(t float64) (float64, bool) {
 	in, hs := st.in, &st.hs
-	in.f(t, in.ynew, st.fy)
+	in.f(t, st.yIter, st.fy)
 	in.stats.FuncEvals++
 	g, r := hs.gamma, hs.rl1
 	n := len(st.acor)
 	z1, fy, dx, w := hs.p1[:n], st.fy[:n], st.dx[:n], st.ewt[:n]
 	var s float64
-	for i, d := range st.acor {
-		x := g*fy[i] - r*z1[i] - d
-		dx[i] = x
-		x *= w[i]
-		s += x * x
+	if st.deltaZero {
+		for i, f := range fy {
+			x := g*f - r*z1[i]
+			dx[i] = x
+			x *= w[i]
+			s += x * x
+		}
+	} else {
+		for i, d := range st.acor[:n] {
+			x := g*fy[i] - r*z1[i] - d
+			dx[i] = x
+			x *= w[i]
+			s += x * x
+		}
 	}
 	nrm := math.Sqrt(s / float64(n))
 	return nrm, finite(nrm)
@@ -135,9 +144,13 @@ func (st *bdfStepper) iterate(t, bnorm float64) (ok, recoverable bool) {
 func (st *bdfStepper) update() (del, acnrm float64) {
 	n := len(st.acor)
 	acor, dx, y, z0, w := st.acor[:n], st.dx[:n], st.in.ynew[:n], st.hs.p0[:n], st.ewt[:n]
+	first := st.deltaZero
 	var sd, sa float64
 	for i, d := range dx {
-		a := acor[i] + d
+		a := d
+		if !first {
+			a += acor[i]
+		}
 		acor[i] = a
 		y[i] = z0[i] + a
 		d *= w[i]
@@ -145,6 +158,7 @@ func (st *bdfStepper) update() (del, acnrm float64) {
 		sd += d * d
 		sa += a * a
 	}
+	st.yIter, st.deltaZero = st.in.ynew, false
 	return math.Sqrt(sd / float64(n)), math.Sqrt(sa / float64(n))
 }
 
@@ -183,7 +197,7 @@ func (st *bdfStepper) linearSolve(t float64, m int, bnorm float64) bool {
 }
 
 // applyNewton writes (I − γJ)v into dst with J·v ≈ (f(t, y + σv) − f(t, y))/σ
-// at the Newton iterate y = in.ynew, σ = 1/‖v‖ in the weighted norm, so
+// at the Newton iterate y = st.yIter, σ = 1/‖v‖ in the weighted norm, so
 // that σv has unit size in units of the tolerance (CVODE's difference
 // quotient).
 func (st *bdfStepper) applyNewton(t float64, dst, v []float64) {
@@ -194,7 +208,7 @@ func (st *bdfStepper) applyNewton(t float64, dst, v []float64) {
 		return
 	}
 	sigma := 1 / nv
-	for i, y := range in.ynew {
+	for i, y := range st.yIter {
 		st.jvY[i] = y + sigma*v[i]
 	}
 	in.f(t, st.jvY, dst)

@@ -25,12 +25,12 @@ type gmres struct {
 	v    [][]float64 // the unnormalized Krylov basis ṽ_k, maxl+1 vectors (ṽ₀ is b)
 	c    []float64   // their norms
 	own0 []float64   // the storage of ṽ₀ when it is not b
+	zs   [][]float64 // P⁻¹ṽ_k, kept for the solution (as flexible GMRES keeps them)
 	hess [][]float64 // the Hessenberg matrix, column k in hess[k] (k+2 entries)
 	cs   []float64   // Givens rotations
 	sn   []float64
 	g    []float64 // the rotated right-hand side of the least-squares problem
 	y    []float64
-	u, z []float64 // scratch
 }
 
 // gmresMaxKrylov is the largest Krylov space (CVODE's default maxl = 5),
@@ -52,10 +52,13 @@ func newGMRES(n, maxl int) *gmres {
 		panic("ode: gmres: maxl out of range")
 	}
 	g := &gmres{maxl: maxl, c: make([]float64, maxl+1), cs: make([]float64, maxl), sn: make([]float64, maxl),
-		g: make([]float64, maxl+1), y: make([]float64, maxl), u: make([]float64, n), z: make([]float64, n)}
-	slab := make([]float64, (maxl+1)*n)
+		g: make([]float64, maxl+1), y: make([]float64, maxl)}
+	slab := make([]float64, (2*maxl+1)*n)
 	for k := 0; k <= maxl; k++ {
 		g.v = append(g.v, slab[k*n:(k+1)*n:(k+1)*n])
+	}
+	for k := maxl + 1; k <= 2*maxl; k++ {
+		g.zs = append(g.zs, slab[k*n:(k+1)*n:(k+1)*n])
 	}
 	g.own0 = g.v[0]
 	for k := 0; k < maxl; k++ {
@@ -116,8 +119,8 @@ func (g *gmres) solve(x, b []float64, beta float64, w []float64, delta float64, 
 func (g *gmres) arnoldi(k int, w []float64, apply, psolve func(dst, v []float64)) bool {
 	src, next := g.v[k], g.v[k+1]
 	if psolve != nil {
-		psolve(g.z, src)
-		src = g.z
+		psolve(g.zs[k], src)
+		src = g.zs[k]
 	}
 	apply(next, src)
 	col := g.hess[k]
@@ -199,8 +202,9 @@ func (g *gmres) rotate(k int) float64 {
 }
 
 // combine solves the k × k triangular system R y = g and sets
-// x = P⁻¹ Σ_j y_j v_j = P⁻¹ Σ_j (y_j/c_j) ṽ_j (x may be ṽ₀ = b: each
-// component of the first pass reads ṽ₀ before it writes x).
+// x = P⁻¹ Σ_j y_j v_j = Σ_j (y_j/c_j) P⁻¹ṽ_j from the kept P⁻¹ṽ_j (no
+// further solve with P). x may be ṽ₀ = b when there is no preconditioner:
+// each component of the first pass reads ṽ₀ before it writes x.
 func (g *gmres) combine(x []float64, k int, psolve func(dst, v []float64)) {
 	for i := k - 1; i >= 0; i-- {
 		s := g.g[i]
@@ -209,19 +213,16 @@ func (g *gmres) combine(x []float64, k int, psolve func(dst, v []float64)) {
 		}
 		g.y[i] = s / g.hess[i][i]
 	}
-	u := g.u
+	basis := g.zs
 	if psolve == nil {
-		u = x
+		basis = g.v
 	}
-	v0, y0 := g.v[0][:len(u)], g.y[0]/g.c[0]
-	for i := range u {
-		u[i] = y0 * v0[i]
+	z0, y0 := basis[0][:len(x)], g.y[0]/g.c[0]
+	for i := range x {
+		x[i] = y0 * z0[i]
 	}
 	for j := 1; j < k; j++ {
-		axpy(g.y[j]/g.c[j], g.v[j], u)
-	}
-	if psolve != nil {
-		psolve(x, u)
+		axpy(g.y[j]/g.c[j], basis[j], x)
 	}
 }
 
