@@ -121,6 +121,7 @@ type bdfStepper struct {
 	nstSetup  int     // steps at the last setup and Jacobian evaluation
 	nstJac    int
 	convFail  bool    // the last attempt's Newton iteration failed (newton())
+	nonFinite bool    // and f was not finite at an iterate
 	fixedStep float64 // FixedStep mode: no order changes
 
 	vecs       [][]float64 // Hairer-form dense output of the last step
@@ -215,8 +216,11 @@ func (st *bdfStepper) attempt(t, h float64) float64 {
 	hs.predict()
 	hs.setCoefficients(h, st.qWait == 1)
 	if !st.solveCorrector(t + h) {
-		st.lastFail, st.convFail = bdfConvFailure, true
-		st.etaMax = 1
+		st.lastFail, st.etaMax = bdfConvFailure, 1
+		if st.nonFinite {
+			return math.NaN() // the driver shrinks the step as after any NaN
+		}
+		st.convFail = true
 		return bdfNoEstimate
 	}
 	st.dsm = st.acnrm * hs.tq2

@@ -25,6 +25,7 @@ func (st *bdfStepper) solveCorrector(t float64) bool {
 	}
 	blameJ := false // the retry after a failure with stale data
 	current := false
+	st.nonFinite = false
 	for {
 		st.yIter, st.deltaZero = hs.p0, true
 		bnorm, ok := st.residual(t)
@@ -99,7 +100,9 @@ func (st *bdfStepper) residual(t float64) (float64, bool) {
 		}
 	}
 	nrm := math.Sqrt(s / float64(n))
-	return nrm, finite(nrm)
+	ok := finite(nrm)
+	st.nonFinite = st.nonFinite || !ok
+	return nrm, ok
 }
 
 // iterate runs the Newton iterations from Δ = st.acor, whose residual's

@@ -254,6 +254,23 @@ func TestBDFFailures(t *testing.T) {
 	}
 }
 
+// TestBDFNonFinite: where f is NaN (y > 2 in y' = 1) every attempt to step
+// past it fails; BDF ends with NonFinite just below 2, as the other methods
+// do (TestFailureNonFinite), not with a misleading step-size failure.
+func TestBDFNonFinite(t *testing.T) {
+	f := func(_ float64, y, dy []float64) {
+		dy[0] = 1
+		if y[0] > 2 {
+			dy[0] = math.NaN()
+		}
+	}
+	res, err := ode.Solve(context.Background(), ode.Problem{Func: f, T0: 0, T1: 5, Y0: []float64{0}}, ode.Settings{Method: ode.BDF})
+	var oe *ode.Error
+	if !errors.As(err, &oe) || oe.Status != ode.NonFinite || res.T > 2 || res.T < 1.99 {
+		t.Errorf("error %v, stopped at t = %v: want NonFinite just below 2", err, res.T)
+	}
+}
+
 // TestBDFDeterministic: the same solve twice gives the same bits.
 func TestBDFDeterministic(t *testing.T) {
 	br := odetest.Brusselator(30)
