@@ -202,6 +202,13 @@ func firstPass(e *env, job *spec.Job, rs *flow.RunSettings, obs *runObserver, ou
 	obs.path = &flow.LossPath{T: []float64{0}, Loss: []float64{out.l0}}
 	obs.pathTol = 1e-6 * math.Abs(out.l0-s.MinLoss())
 	rs.T, rs.Times, rs.DenseBytes = sp.T, []float64{0}, denseBudget()
+	if job.Method == ode.BDF {
+		// A BDF step keeps its whole Nordsieck history (up to 7 states) and
+		// cannot be taken again alone, so its extension is not thinned: at
+		// D = 32 it would outgrow any budget and be dropped. Two passes
+		// instead, each in memory independent of the steps.
+		rs.DenseBytes = 0
+	}
 	tr, err := s.Run(e.ctx, job.Y0, *rs)
 	if tr == nil {
 		return false, err

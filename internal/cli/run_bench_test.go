@@ -17,8 +17,9 @@ import (
 // methods (DOP853 at rtol 1e-10, atol 1e-14, a first pass to find T and a
 // second for the output), measured with the same right-hand side, so the
 // ratio of the two is the gain of the stiff integration and the single pass.
-// Besides time and allocations it reports the peak heap (MB-heap), the
-// integrator's evaluations (evals) and steps.
+// "bdf" is -method bdf (two passes: see firstPass). Besides time and
+// allocations it reports the peak heap (MB-heap), the integrator's
+// evaluations (evals) and steps.
 //
 //	go test ./internal/cli -run XXX -bench 'Run/D=(4|8|16)/' -benchtime 1x
 //
@@ -31,15 +32,18 @@ func BenchmarkRun(b *testing.B) {
 		extra  []string
 		method []string
 	}{
-		{"4", nil, []string{"auto", "dop853-2pass"}},
-		{"8", []string{"-D", "8", "-H", "8", "-spectrum", "power:1"}, []string{"auto", "dop853-2pass"}},
-		{"16", []string{"-D", "16", "-H", "16", "-spectrum", "power:1"}, []string{"auto", "dop853-2pass"}},
-		{"32", []string{"-D", "32", "-H", "32", "-spectrum", "power:1"}, []string{"auto"}},
-		{"64", []string{"-D", "64", "-H", "64", "-spectrum", "power:1"}, []string{"auto"}},
+		{"4", nil, []string{"auto", "bdf", "dop853-2pass"}},
+		{"8", []string{"-D", "8", "-H", "8", "-spectrum", "power:1"}, []string{"auto", "bdf", "dop853-2pass"}},
+		{"16", []string{"-D", "16", "-H", "16", "-spectrum", "power:1"}, []string{"auto", "bdf", "dop853-2pass"}},
+		{"32", []string{"-D", "32", "-H", "32", "-spectrum", "power:1"}, []string{"auto", "bdf"}},
+		{"64", []string{"-D", "64", "-H", "64", "-spectrum", "power:1"}, []string{"auto", "bdf"}},
 	} {
 		for _, m := range c.method {
 			b.Run("D="+c.d+"/"+m, func(b *testing.B) {
 				args := append([]string{"run", "-q", "-o", filepath.Join(dir, "r.npz")}, c.extra...)
+				if m == "bdf" {
+					args = append(args, "-method", "bdf")
+				}
 				if m == "dop853-2pass" {
 					args = append(args, "-method", "dop853")
 					saved := denseBytes
