@@ -21,12 +21,18 @@ import (
 // wall time inflates when other jobs share the cores) and the peak live
 // heap (MB-heap, sampled every 10 ms).
 //
-//	go test ./flow -run XXX -bench 'PowerLaw/D=(16|32|64)/bdf' -benchtime 1x
+//	go test ./flow -run XXX -bench 'PowerLaw/D=(16|32|64)/' -benchtime 1x
 //
-// Auto takes minutes at D = 32 and over an hour at D = 64.
+// On a loaded 2-core machine (Auto's D = 32 run took 50 s there, 16 s in
+// the session): BDF 0.47, 4.3, 44 s and 40k, 77k, 142k
+// evaluations at D = 16, 32, 64; Auto 1.5, 50, 1376 s and 0.40M, 2.8M,
+// 12.7M. D = 128 is BDF's alone (14 minutes there, 293k evaluations).
 func BenchmarkPowerLaw(b *testing.B) {
 	for _, d := range []int{16, 32, 64, 128} {
 		for _, m := range []ode.Method{ode.BDF, ode.Auto} {
+			if m == ode.Auto && d > 64 {
+				continue // hours
+			}
 			b.Run(fmt.Sprintf("D=%d/%s", d, map[ode.Method]string{ode.BDF: "bdf", ode.Auto: "auto"}[m]), func(b *testing.B) {
 				s, y0 := powerLawExample(b, d)
 				var tr *Trajectory
