@@ -124,23 +124,26 @@ func BenchmarkPaperExample(b *testing.B) {
 // configuration before the stiff methods (DOP853 at rtol 1e-10, atol 1e-14,
 // a first pass to find T and a second for the output), with the same
 // right-hand side, so the ratio of the two is the gain of the stiff
-// integration and the single pass. Besides time and allocations it reports
-// the peak heap (MB-heap), the integrator's evaluations (evals) and steps.
+// integration and the single pass; "bdf" is ode.BDF (two passes: Run keeps
+// no continuous extension of a BDF solve). Besides time and allocations it
+// reports the peak heap (MB-heap), the integrator's evaluations (evals) and
+// steps.
 //
 //	go test ./flow -run XXX -bench 'Run/D=(4|8|16)/' -benchtime 1x
 //
-// D = 16 with dop853-2pass takes about a minute and D = 32 with auto a few;
-// D = 64 is there to be measured on purpose (about an hour).
+// D = 16 with dop853-2pass takes about a minute, D = 32 with auto a few
+// and with bdf seconds; D = 64 with auto is there to be measured on purpose
+// (half an hour; BenchmarkPowerLaw compares it with bdf).
 func BenchmarkRun(b *testing.B) {
 	for _, c := range []struct {
 		d      int
 		method []string
 	}{
-		{4, []string{"auto", "dop853-2pass"}},
-		{8, []string{"auto", "dop853-2pass"}},
-		{16, []string{"auto", "dop853-2pass"}},
-		{32, []string{"auto"}},
-		{64, []string{"auto"}},
+		{4, []string{"auto", "bdf", "dop853-2pass"}},
+		{8, []string{"auto", "bdf", "dop853-2pass"}},
+		{16, []string{"auto", "bdf", "dop853-2pass"}},
+		{32, []string{"auto", "bdf"}},
+		{64, []string{"auto", "bdf"}},
 	} {
 		for _, m := range c.method {
 			b.Run(fmt.Sprintf("D=%d/%s", c.d, m), func(b *testing.B) {
@@ -154,8 +157,11 @@ func BenchmarkRun(b *testing.B) {
 					y0, _ = s.Init(0.01, 3)
 				}
 				rs := RunSettings{}
-				if m == "dop853-2pass" {
+				switch m {
+				case "dop853-2pass":
 					rs.Method, rs.DenseBytes = ode.DOP853, 1
+				case "bdf":
+					rs.Method = ode.BDF
 				}
 				var peak uint64
 				var tr *Trajectory

@@ -39,7 +39,7 @@ const (
 // ExplicitATol for an explicit Runge–Kutta pair (*ode.RK), else DefaultRTol
 // and DefaultATol.
 func DefaultTolerances(m ode.Method) (rtol, atol float64) {
-	if _, ok := m.(*ode.RK); ok {
+	if _, ok := m.(*ode.RK); ok || m == ode.BDF {
 		return ExplicitRTol, ExplicitATol
 	}
 	return DefaultRTol, DefaultATol
@@ -292,7 +292,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	path := newPathRecorder(s, y0)
 	// The analytic Jacobian serves Rodas5P, alone or inside an Auto method;
 	// the other methods never call it.
-	prob := ode.Problem{Func: s.Func(), Jac: s.Jac(), T0: 0, T1: rs.T, Y0: s.ToEigen(nil, y0), Autonomous: true}
+	prob := ode.Problem{Func: s.Func(), Jac: s.Jac(), Precond: s.Preconditioner(), T0: 0, T1: rs.T, Y0: s.ToEigen(nil, y0), Autonomous: true}
 	res, err := ode.Solve(ctx, prob, ode.Settings{
 		Method:   method,
 		RTol:     rtol,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/linattn/linattn/ode"
 )
 
 // DefaultSamples is the number of output times of Run without Times (and
@@ -176,6 +178,13 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	rs.Times = []float64{0}
 	if rs.DenseBytes == 0 {
 		rs.DenseBytes = DefaultDenseBytes
+	}
+	if rs.Method == ode.BDF {
+		// A BDF step carries its Nordsieck history and cannot be taken
+		// again alone, so its extension cannot be thinned (ROCK4's is):
+		// at D = 32 it would fill any bound and be dropped. None is kept,
+		// and the second pass samples the grid.
+		rs.DenseBytes = 0
 	}
 	tr, err := s.pass(ctx, y0, rs, s.levels())
 	if tr == nil {

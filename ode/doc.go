@@ -19,6 +19,11 @@
 //     Radau5, the Radau IIA collocation method of order 5 as in Hairer and
 //     Wanner's radau5.f (simplified Newton iterations, Jacobian reuse), for
 //     stiff problems of moderate size (dense LU of the Jacobian);
+//   - BDF, the variable-order (1–5) backward differentiation method of
+//     CVODE in fixed-leading-coefficient Nordsieck form, whose Newton
+//     iterations solve their linear systems by GMRES with the problem's
+//     Preconditioner (Newton–Krylov: large stiff problems whose stiff part
+//     has a cheap approximation), or by a dense LU for small states;
 //   - NewAuto(nonstiff, stiff) and Auto = NewAuto(DOP853, ROCK4), which
 //     switch between an explicit pair and a stiff method as the stiffness
 //     comes and goes.
@@ -47,5 +52,13 @@
 //	G. Steinebach, Construction of Rosenbrock–Wanner method Rodas5P and
 //	numerical benchmarks within the Julia Differential Equations package,
 //	BIT 63 (2023) 27.
+//	A. C. Hindmarsh et al., SUNDIALS: Suite of nonlinear and
+//	differential/algebraic equation solvers, ACM TOMS 31 (2005) 363–396
+//	(CVODE; its BDF is VODE's: P. N. Brown, G. D. Byrne, A. C. Hindmarsh,
+//	SIAM J. Sci. Stat. Comput. 10 (1989) 1038–1051).
+//	P. N. Brown, A. C. Hindmarsh, Reduced storage matrix methods in stiff
+//	ODE systems, Appl. Math. Comput. 31 (1989) 40–91 (Newton–Krylov).
+//	Y. Saad, M. H. Schultz, GMRES, SIAM J. Sci. Stat. Comput. 7 (1986)
+//	856–869.
 //	R. P. Brent, Algorithms for Minimization without Derivatives, 1973, ch. 4.
 package ode

@@ -29,11 +29,14 @@ func newDenseJacobian(in *Integrator) denseJacobian {
 	return denseJacobian{in: in, scratch: make([]float64, 2*in.n)}
 }
 
-// eval evaluates J at (t, in.y), in.f0 = f(t, in.y): Problem.Jac, or forward
+// eval evaluates J at (t, in.y), in.f0 = f(t, in.y).
+func (j *denseJacobian) eval(p *Problem, t float64) { j.evalAt(p, t, j.in.y, j.in.f0) }
+
+// evalAt evaluates J at (t, y), f0 = f(t, y): Problem.Jac, or forward
 // differences with relative increments δ_j = √eps·max(|y_j|, atol_j), so
 // that components far below 1 (Robertson's 10⁻¹³) are differentiated on
-// their own scale; √eps·10⁻⁵ where both vanish.
-func (j *denseJacobian) eval(p *Problem, t float64) {
+// their own scale; √eps·10⁻⁵ where both vanish. y is restored.
+func (j *denseJacobian) evalAt(p *Problem, t float64, y, f0 []float64) {
 	in := j.in
 	n := in.n
 	if j.a == nil {
@@ -41,10 +44,10 @@ func (j *denseJacobian) eval(p *Problem, t float64) {
 	}
 	in.stats.JacEvals++
 	if p.Jac != nil {
-		p.Jac(t, in.y, j.a)
+		p.Jac(t, y, j.a)
 		return
 	}
-	y, df := in.y, j.scratch[:n]
+	df := j.scratch[:n]
 	for c := 0; c < n; c++ {
 		yc := y[c]
 		d := math.Sqrt(eps) * math.Max(math.Abs(yc), in.atol[c])
@@ -55,7 +58,7 @@ func (j *denseJacobian) eval(p *Problem, t float64) {
 		in.f(t, y, df)
 		y[c] = yc
 		for r := 0; r < n; r++ {
-			j.a[r*n+c] = (df[r] - in.f0[r]) / d
+			j.a[r*n+c] = (df[r] - f0[r]) / d
 		}
 	}
 	in.stats.FuncEvals += n

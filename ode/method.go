@@ -2,9 +2,10 @@ package ode
 
 // Method is an integration method: an explicit Runge–Kutta pair (*RK: DP5,
 // Tsit5, DOP853 or one built by NewRK), the stabilized explicit method
-// ROCK4, the Rosenbrock method Rodas5P, the collocation method Radau5, or
-// an automatic switch between a non-stiff and a stiff method (NewAuto). The
-// set is closed: methods are values of this package.
+// ROCK4, the Rosenbrock method Rodas5P, the collocation method Radau5, the
+// multistep method BDF, or an automatic switch between a non-stiff and a
+// stiff method (NewAuto). The set is closed: methods are values of this
+// package.
 type Method interface {
 	// Name returns the method's name, as reported in Stats.
 	Name() string
@@ -99,11 +100,11 @@ var methodNames = []struct {
 	name string
 	m    Method
 }{
-	{"auto", Auto}, {"rock4", ROCK4}, {"rodas5p", Rodas5P}, {"radau5", Radau5},
+	{"auto", Auto}, {"bdf", BDF}, {"rock4", ROCK4}, {"rodas5p", Rodas5P}, {"radau5", Radau5},
 	{"dop853", DOP853}, {"dp5", DP5}, {"tsit5", Tsit5},
 }
 
-// MethodByName returns the method called name: auto, rock4, rodas5p,
+// MethodByName returns the method called name: auto, bdf, rock4, rodas5p,
 // radau5, dop853, dp5 or tsit5 (MethodNames).
 func MethodByName(name string) (Method, bool) {
 	for _, mn := range methodNames {

@@ -81,7 +81,7 @@ func TestNewRKValidates(t *testing.T) {
 // an unknown one none.
 func TestMethodByName(t *testing.T) {
 	t.Parallel()
-	want := map[string]string{"auto": "Auto(DOP853,ROCK4)", "rock4": "ROCK4", "rodas5p": "Rodas5P", "radau5": "Radau5",
+	want := map[string]string{"auto": "Auto(DOP853,ROCK4)", "bdf": "BDF", "rock4": "ROCK4", "rodas5p": "Rodas5P", "radau5": "Radau5",
 		"dop853": "DOP853", "dp5": "DP5", "tsit5": "Tsit5"}
 	names := ode.MethodNames()
 	if len(names) != len(want) {

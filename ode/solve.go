@@ -231,7 +231,7 @@ func (r *run) loop() (*Result, error) {
 			case nonFinite:
 				r.h = h * 0.1
 			default:
-				r.h = ctl.reject(h, errNorm, safetyScale)
+				r.h = r.reject(ctl, h, errNorm, safetyScale)
 			}
 			continue
 		}
@@ -240,7 +240,7 @@ func (r *run) loop() (*Result, error) {
 			return r.res, err
 		}
 		if s.FixedStep == 0 {
-			r.h = ctl.accept(h, errNorm, rejected, safetyScale)
+			r.h = r.accept(ctl, h, errNorm, rejected, safetyScale)
 		}
 		rejected = false // nonFinite stays: the steps that collapse near a NaN region alternate with accepted ones
 		if cfg.dir*(r.t-r.p.T1) >= 0 {
@@ -248,6 +248,22 @@ func (r *run) loop() (*Result, error) {
 		}
 	}
 	return r.finish()
+}
+
+// accept and reject return the step after an accepted or rejected attempt
+// h: the stepper's own choice for a stepChooser, else the controller's.
+func (r *run) accept(ctl *controller, h, errNorm float64, afterReject bool, safetyScale float64) float64 {
+	if ch, ok := r.in.st.(stepChooser); ok {
+		return ch.nextStep(h, true)
+	}
+	return ctl.accept(h, errNorm, afterReject, safetyScale)
+}
+
+func (r *run) reject(ctl *controller, h, errNorm, safetyScale float64) float64 {
+	if ch, ok := r.in.st.(stepChooser); ok {
+		return ch.nextStep(h, false)
+	}
+	return ctl.reject(h, errNorm, safetyScale)
 }
 
 // check stops the solve on cancellation or when the step budget is spent.

@@ -20,10 +20,10 @@ type Func func(t float64, y, dydt []float64)
 // Problem is the initial-value problem y' = Func(t, y), y(T0) = Y0, to be
 // solved up to T1. T1 < T0 integrates backwards in time.
 //
-// The optional fields help the stiff methods: Jac for Rodas5P and Radau5
-// (else the Jacobian is approximated by finite differences), SpectralRadius
-// for ROCK4 (else it is estimated by nonlinear power iteration), Autonomous
-// for Rodas5P.
+// The optional fields help the stiff methods: Jac for Rodas5P, Radau5 and
+// BDF's dense solver (else the Jacobian is approximated by finite
+// differences), SpectralRadius for ROCK4 (else it is estimated by nonlinear
+// power iteration), Autonomous for Rodas5P, Precond for BDF.
 type Problem struct {
 	Func   Func
 	T0, T1 float64
@@ -40,6 +40,10 @@ type Problem struct {
 	// Autonomous declares that Func does not depend on t, so that Rodas5P
 	// need not approximate ∂f/∂t (one evaluation per step).
 	Autonomous bool
+
+	// Precond, if not nil, preconditions the GMRES solves of BDF's Newton
+	// iterations (see Preconditioner); the other methods ignore it.
+	Precond Preconditioner
 }
 
 // Settings controls a solve. The zero value is usable: DP5, RTol 1e-6,
@@ -108,7 +112,8 @@ type Settings struct {
 // controller (HNW II, IV.8, eq. 8.21) as rodas.f and radau5.f do; for them
 // Beta1, Beta2 and Integral are ignored. Radau5 lowers Safety after steps
 // that took many Newton iterations and shrinks the step by its own factors
-// when the iteration fails (radau5.f).
+// when the iteration fails (radau5.f). BDF chooses its step and order
+// together by CVODE's rules and ignores Controller.
 type Controller struct {
 	Safety   float64 // default 0.9
 	MinScale float64 // default: the method's (0.2 for DP5)
@@ -185,8 +190,9 @@ type Stats struct {
 	Steps          int // accepted steps
 	Rejected       int // rejected steps
 	JacEvals       int // Jacobians (analytic or by finite differences)
-	Decompositions int // LU factorizations
-	LinearSolves   int // solves with an LU factorization
+	Decompositions int // LU factorizations, or preconditioner setups (BDF)
+	LinearSolves   int // solves with an LU factorization or a preconditioner
+	KrylovIters    int // GMRES iterations (BDF), each one evaluation of f
 	Switches       int // changes of method (Auto)
 
 	// PerMethod splits steps, rejections and evaluations by method: one
@@ -209,6 +215,7 @@ func (s *Stats) Add(o Stats) {
 	s.JacEvals += o.JacEvals
 	s.Decompositions += o.Decompositions
 	s.LinearSolves += o.LinearSolves
+	s.KrylovIters += o.KrylovIters
 	s.Switches += o.Switches
 	for _, m := range o.PerMethod {
 		i := 0

@@ -297,7 +297,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-N", "3", "-nu", "0.5"}, "-N and -nu exclude each other"},
 		{[]string{"-H", "2", "-init", badInit}, `array "K" has shape [2 1 3], want [2 1 4]`},
 		{[]string{"-init", filepath.Join(dir, "missing.npz")}, "-init: open"},
-		{[]string{"-method", "rk4"}, `-method = "rk4", want auto, rock4, rodas5p, radau5, dop853, dp5 or tsit5`},
+		{[]string{"-method", "rk4"}, `-method = "rk4", want auto, bdf, rock4, rodas5p, radau5, dop853, dp5 or tsit5`},
 		{[]string{"-D", "48", "-H", "48", "-spectrum", "power:1", "-method", "radau5"}, `-method = radau5 factors dense matrices of the state's size, at most 3000; here D = 48, H = 48 give 4656`},
 		{[]string{"-grid", "cubic"}, "-grid"},
 		{[]string{"-model", "softmax"}, "-model"},

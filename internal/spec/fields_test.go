@@ -114,7 +114,7 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"tol", "1"}, "-tol = 1, want a relative tolerance in (0, 1)"},
 		{[]string{"samples", "1"}, "-samples = 1, want S ≥ 2 output times"},
 		{[]string{"grid", "cubic"}, `-grid = "cubic", want drops, lin or log`},
-		{[]string{"method", "rk4"}, `-method = "rk4", want auto, rock4, rodas5p, radau5, dop853, dp5 or tsit5`},
+		{[]string{"method", "rk4"}, `-method = "rk4", want auto, bdf, rock4, rodas5p, radau5, dop853, dp5 or tsit5`},
 		{[]string{"rtol", "1"}, "-rtol = 1, want a relative tolerance in (0, 1)"},
 		{[]string{"atol", "-1"}, "-atol = -1, want a finite absolute tolerance ≥ 0"},
 		{[]string{"D", "11", "spectrum", "power:1"}, "-D = 11: the stability of all 2^D fixed points needs D ≤ 10"},

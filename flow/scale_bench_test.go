@@ -1,0 +1,93 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/linattn/linattn/ode"
+)
+
+// BenchmarkPowerLaw integrates the power-law run of the scaling studies
+// (`linattn run -spectrum power:1 -D d -H d`: λ_k ∝ 1/k, N = 31, R = 1,
+// w_init = 0.01, seed 3) until converged, with BDF and its block
+// preconditioner and, for comparison, Auto (DOP853 and ROCK4), each at its
+// default tolerances, keeping no dense output. It reports the evaluations
+// of the flow (evals, GMRES iterations included), the steps, the
+// preconditioner setups, the CPU time of the process (cpu-s/op: the
+// wall time inflates when other jobs share the cores) and the peak live
+// heap (MB-heap, sampled every 10 ms).
+//
+//	go test ./flow -run XXX -bench 'PowerLaw/D=(16|32|64)/' -benchtime 1x
+//
+// On a loaded 2-core machine (Auto's D = 32 run took 50 s there, 16 s in
+// the issue's session): BDF 0.47, 4.3, 44 s and 40k, 77k, 142k
+// evaluations at D = 16, 32, 64; Auto 1.5, 50, 1376 s and 0.40M, 2.8M,
+// 12.7M. D = 128 is BDF's alone (14 minutes there, 293k evaluations).
+func BenchmarkPowerLaw(b *testing.B) {
+	for _, d := range []int{16, 32, 64, 128} {
+		for _, m := range []ode.Method{ode.BDF, ode.Auto} {
+			if m == ode.Auto && d > 64 {
+				continue // hours
+			}
+			b.Run(fmt.Sprintf("D=%d/%s", d, map[ode.Method]string{ode.BDF: "bdf", ode.Auto: "auto"}[m]), func(b *testing.B) {
+				s, y0 := powerLawExample(b, d)
+				var tr *Trajectory
+				var peak uint64
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := cpuSeconds()
+				for i := 0; i < b.N; i++ {
+					stop := peakHeap(&peak)
+					var err error
+					tr, err = s.Run(context.Background(), y0, RunSettings{Method: m})
+					stop()
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+				b.ReportMetric(float64(tr.Stats.FuncEvals), "evals")
+				b.ReportMetric(float64(tr.Stats.Steps), "steps")
+				b.ReportMetric(float64(tr.Stats.Decompositions), "setups")
+				b.ReportMetric(float64(tr.Stats.JacEvals), "jacs")
+				b.ReportMetric(float64(tr.Stats.LinearSolves), "solves")
+				b.ReportMetric(float64(tr.Stats.KrylovIters), "krylov")
+				b.ReportMetric(float64(peak)/(1<<20), "MB-heap")
+			})
+		}
+	}
+}
+
+// cpuSeconds is the user and system time of the process so far: on a
+// shared machine less noisy than the wall time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// peakHeap records the largest live heap seen every 10 ms until the
+// returned function is called.
+func peakHeap(peak *uint64) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			*peak = max(*peak, ms.HeapAlloc)
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
