@@ -1,7 +1,6 @@
 package ode
 
 import (
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
@@ -72,7 +71,7 @@ func (d *denseLU) Setup(t float64, y []float64, gamma float64, jacOK bool) (bool
 
 func (d *denseLU) Solve(z, r []float64) {
 	copy(z, r)
-	lapack64.Getrs(blas.NoTrans, d.w, blas64.General{Rows: len(z), Cols: 1, Stride: 1, Data: z}, d.ipiv)
+	luSolve(d.w, d.ipiv, z)
 }
 
 type singularError struct{}

@@ -3,7 +3,6 @@ package ode
 import (
 	"math"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
@@ -408,7 +407,7 @@ func (st *radauStepper) update() {
 
 func (st *radauStepper) solve(lu blas64.General, ipiv []int, r []float64) {
 	st.in.stats.LinearSolves++
-	lapack64.Getrs(blas.NoTrans, lu, blas64.General{Rows: len(r), Cols: 1, Stride: 1, Data: r}, ipiv)
+	luSolve(lu, ipiv, r)
 }
 
 // estimate returns the scaled error of the step (radau5.f's ESTRAD;

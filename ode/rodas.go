@@ -3,7 +3,6 @@ package ode
 import (
 	"math"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
@@ -210,7 +209,7 @@ func (st *rosenbrockStepper) solveStage(i int, h float64) bool {
 		}
 	}
 	st.in.stats.LinearSolves++
-	lapack64.Getrs(blas.NoTrans, st.w, blas64.General{Rows: len(r), Cols: 1, Stride: 1, Data: r}, st.ipiv)
+	luSolve(st.w, st.ipiv, r)
 	return allFinite(r)
 }
 
