@@ -91,6 +91,9 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 }
 
 func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	if rs.Method == nil {
+		rs.Method = MethodFor(s.Model, s.Data.Dim(), s.Data.InContext())
+	}
 	if rs.Times != nil {
 		tr, err := s.pass(ctx, y0, rs, s.levels())
 		return s.finish(tr, err, rs)
@@ -179,11 +182,13 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	if rs.DenseBytes == 0 {
 		rs.DenseBytes = DefaultDenseBytes
 	}
-	if rs.Method == ode.BDF {
+	if rs.Method == ode.BDF && s.Preconditioner() != nil {
 		// A BDF step carries its Nordsieck history and cannot be taken
 		// again alone, so its extension cannot be thinned (ROCK4's is):
-		// at D = 32 it would fill any bound and be dropped. None is kept,
-		// and the second pass samples the grid.
+		// on the separate model's plateaus at D = 32 it would fill any
+		// bound and be dropped. None is kept, and the second pass samples
+		// the grid. Where BDF factors I − γJ densely (the full layer,
+		// n ≤ ode.MaxDenseDim) its steps are few and it keeps one.
 		rs.DenseBytes = 0
 	}
 	tr, err := s.pass(ctx, y0, rs, s.levels())

@@ -71,3 +71,36 @@ func TestStiffMethodsMatchDOP853(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodFor: Run's default integrator is BDF for the full layer under
+// a task law with fixed tasks (factored densely) and for the separate
+// model's in-context flow from D = BDFMinDim (block preconditioner), Auto
+// elsewhere: the merged model, the separate one below BDFMinDim, the full
+// layer on in-context data (the reduced flow's method, which its run from
+// zero extra blocks is) and a full layer too large to factor (merged,
+// H = D = 16: n = H(D+1)² = 4624).
+func TestMethodFor(t *testing.T) {
+	sep := Model{Kind: Separate, H: 4, R: 1, Tau: 1}
+	full := Model{Kind: Merged, H: 8, Tau: 1, Layer: FullLayer}
+	big := Model{Kind: Merged, H: 16, Tau: 1, Layer: FullLayer}
+	for _, tc := range []struct {
+		name      string
+		m         Model
+		d         int
+		inContext bool
+		want      ode.Method
+	}{
+		{"separate D=4", sep, 4, true, DefaultMethod},
+		{"separate D=15", sep, BDFMinDim - 1, true, DefaultMethod},
+		{"separate D=16", sep, BDFMinDim, true, ode.BDF},
+		{"separate D=16 fixed tasks", sep, BDFMinDim, false, DefaultMethod},
+		{"merged D=32", Model{Kind: Merged, H: 32, Tau: 1}, 32, true, DefaultMethod},
+		{"full D=8 fixed tasks", full, 8, false, ode.BDF},
+		{"full D=8 in context", full, 8, true, DefaultMethod},
+		{"full D=16 fixed tasks, n > MaxDenseDim", big, 16, false, DefaultMethod},
+	} {
+		if got := MethodFor(tc.m, tc.d, tc.inContext); got != tc.want {
+			t.Errorf("%s (n = %d): %s, want %s", tc.name, tc.m.StateLen(tc.d), got.Name(), tc.want.Name())
+		}
+	}
+}

@@ -16,10 +16,21 @@ import "math"
 // since the last setup, with a fresh Jacobian every 51 steps and after
 // failures that suggest a stale one. A failure with a stale preconditioner
 // is retried once with a fresh one. On success in.ynew holds z₀(0) + Δ.
+//
+// A dense LU of n ≥ bdfStaleLUDim, whose factorization costs hundreds of
+// solves, is set up only on the first step, after a failure, with each fresh Jacobian and
+// when γ has changed by more than a factor bdfDenseGamma; in between,
+// where γ has moved by more than 30 %, GMRES solves with it as the
+// preconditioner (linearSolve).
 func (st *bdfStepper) solveCorrector(t float64) bool {
 	hs := &st.hs
 	setup := st.prec != nil && (st.lastFail != bdfNoFailure || st.nst == 0 ||
 		st.nst >= st.nstSetup+bdfSetupSteps || math.Abs(hs.gamma/st.gammaSet-1) > bdfSetupGamma)
+	if st.staleLU() {
+		r := hs.gamma / st.gammaSet
+		setup = st.lastFail != bdfNoFailure || st.nst == 0 || st.nst >= st.nstJac+bdfJacSteps ||
+			r > bdfDenseGamma || r < 1/bdfDenseGamma
+	}
 	if st.prec == nil {
 		st.crate = 1
 	}
@@ -48,6 +59,12 @@ func (st *bdfStepper) solveCorrector(t float64) bool {
 		}
 		setup, blameJ = true, true
 	}
+}
+
+// staleLU reports whether the preconditioner is a dense LU large enough
+// to be kept while γ moves by up to a factor bdfDenseGamma.
+func (st *bdfStepper) staleLU() bool {
+	return st.lu != nil && st.prec == Preconditioner(st.lu) && st.in.n >= bdfStaleLUDim
 }
 
 // setupPrecond sets the preconditioner up at the predicted state z₀(0)
@@ -170,7 +187,8 @@ func (st *bdfStepper) update() (del, acnrm float64) {
 // side already that small is the answer itself on the first iteration and
 // zero after; GMRES that reduced the residual without reaching the
 // tolerance is accepted on the first iteration only. With the dense LU the
-// solve is direct, with the factorization of the last setup.
+// solve is direct while γ is within 30 % of the factorization's, else
+// (staleLU) GMRES preconditioned by it.
 func (st *bdfStepper) linearSolve(t float64, m int, bnorm float64) bool {
 	in := st.in
 	tol := bdfLinTol * st.hs.tq4
@@ -181,7 +199,7 @@ func (st *bdfStepper) linearSolve(t float64, m int, bnorm float64) bool {
 		return true
 	}
 	in.stats.LinearSolves++
-	if st.prec == Preconditioner(st.lu) && st.lu != nil {
+	if st.lu != nil && st.prec == Preconditioner(st.lu) && (!st.staleLU() || math.Abs(st.hs.gamma/st.gammaSet-1) <= bdfSetupGamma) {
 		// The dense LU of I − γ_setup J is solved with directly (modified
 		// Newton), the correction scaled by 2/(1 + γ/γ_setup) for the change
 		// of γ since the factorization (CVODE's scalesol).

@@ -22,3 +22,13 @@ func luSolve(lu blas64.General, ipiv []int, b []float64) {
 	blas64.Trsv(blas.NoTrans, blas64.Triangular{Uplo: blas.Lower, Diag: blas.Unit, N: lu.Rows, Stride: lu.Stride, Data: lu.Data}, v)
 	blas64.Trsv(blas.NoTrans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: lu.Rows, Stride: lu.Stride, Data: lu.Data}, v)
 }
+
+// cholSolve overwrites b with A⁻¹b for the Cholesky factor A = UᵀU that
+// lapack64.Potrf left in the upper triangle of u: Uᵀ then U by rows
+// (blas64.Trsv, as luSolve).
+func cholSolve(u blas64.General, b []float64) {
+	v := blas64.Vector{N: len(b), Inc: 1, Data: b}
+	t := blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: u.Rows, Stride: u.Stride, Data: u.Data}
+	blas64.Trsv(blas.Trans, t, v)
+	blas64.Trsv(blas.NoTrans, t, v)
+}

@@ -79,3 +79,54 @@ func BenchmarkLUSolve(b *testing.B) {
 		})
 	}
 }
+
+// TestDenseCholesky: with Problem.SymmetricJac BDF's dense factorization
+// of P = I − γJ is Cholesky's where P is positive definite, and LU's where
+// γ makes it indefinite; both solve P x = b to rounding. J = 1 − AᵀA with
+// A random has the eigenvalue 1 − σ²_min(A) ≤ 1 and a spread of negative
+// ones, so P is positive definite for γ = 0.1 and indefinite for γ = 10.
+func TestDenseCholesky(t *testing.T) {
+	const n = 40
+	rng := rand.New(rand.NewPCG(3, 1))
+	a := make([]float64, n*n)
+	for i := range a {
+		a[i] = rng.NormFloat64() / math.Sqrt(n)
+	}
+	jac := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for k := 0; k < n; k++ {
+				s += a[k*n+i] * a[k*n+j]
+			}
+			jac[i*n+j] = -s
+		}
+		jac[i*n+i]++
+	}
+	p := &Problem{Jac: func(_ float64, _, dst []float64) { copy(dst, jac) }, SymmetricJac: true}
+	d := newDenseLU(NewIntegrator(BDF, n), p)
+	y, b, x := make([]float64, n), make([]float64, n), make([]float64, n)
+	for i := range b {
+		b[i] = math.Cos(float64(i))
+	}
+	for _, tc := range []struct {
+		gamma float64
+		chol  bool
+	}{{0.1, true}, {10, false}} {
+		if _, err := d.Setup(0, y, tc.gamma, false); err != nil {
+			t.Fatal(err)
+		}
+		d.Solve(x, b)
+		var res float64
+		for i := 0; i < n; i++ {
+			px := x[i]
+			for j := 0; j < n; j++ {
+				px -= tc.gamma * jac[i*n+j] * x[j]
+			}
+			res = max(res, math.Abs(px-b[i]))
+		}
+		if d.chol != tc.chol || res > 1e-12 {
+			t.Errorf("γ = %g: Cholesky %v (want %v), residual %.3g", tc.gamma, d.chol, tc.chol, res)
+		}
+	}
+}

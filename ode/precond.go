@@ -1,6 +1,7 @@
 package ode
 
 import (
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
@@ -24,7 +25,8 @@ type Preconditioner interface {
 
 // denseLU is BDF's preconditioner when the problem gives none but the
 // state is small enough to factor: P = I − γJ exactly, J from Problem.Jac
-// or finite differences, by LU (dgetrf, dgetrs). GMRES then converges in
+// or finite differences, by LU (dgetrf), or by Cholesky (dpotrf) when
+// Problem.SymmetricJac and P is positive definite. GMRES then converges in
 // one iteration: the modified Newton iteration of LSODE and CVODE's dense
 // linear solver.
 type denseLU struct {
@@ -36,6 +38,7 @@ type denseLU struct {
 	y0   []float64 // y at the Jacobian's evaluation, and f there
 	f0   []float64
 	have bool // jac holds a Jacobian of the current solve
+	chol bool // w holds P's Cholesky factor U (P = UᵀU), not its LU
 }
 
 func newDenseLU(in *Integrator, p *Problem) *denseLU {
@@ -57,11 +60,13 @@ func (d *denseLU) Setup(t float64, y []float64, gamma float64, jacOK bool) (bool
 		}
 		d.jac.evalAt(d.p, t, d.y0, d.f0)
 	}
-	for i, v := range d.jac.a {
-		d.w.Data[i] = -gamma * v
-	}
-	for r := 0; r < n; r++ {
-		d.w.Data[r*n+r]++
+	d.newtonMatrix(gamma)
+	if d.p.SymmetricJac {
+		_, d.chol = lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: n, Stride: d.w.Stride, Data: d.w.Data})
+		if d.chol {
+			return fresh, nil
+		}
+		d.newtonMatrix(gamma) // not positive definite: Potrf left it partly factored
 	}
 	if !lapack64.Getrf(d.w, d.ipiv) {
 		return fresh, errSingular
@@ -69,8 +74,23 @@ func (d *denseLU) Setup(t float64, y []float64, gamma float64, jacOK bool) (bool
 	return fresh, nil
 }
 
+// newtonMatrix writes I − γJ into w.
+func (d *denseLU) newtonMatrix(gamma float64) {
+	n := d.in.n
+	for i, v := range d.jac.a {
+		d.w.Data[i] = -gamma * v
+	}
+	for r := 0; r < n; r++ {
+		d.w.Data[r*n+r]++
+	}
+}
+
 func (d *denseLU) Solve(z, r []float64) {
 	copy(z, r)
+	if d.chol {
+		cholSolve(d.w, z)
+		return
+	}
 	luSolve(d.w, d.ipiv, z)
 }
 

@@ -44,6 +44,12 @@ type Problem struct {
 	// Precond, if not nil, preconditions the GMRES solves of BDF's Newton
 	// iterations (see Preconditioner); the other methods ignore it.
 	Precond Preconditioner
+
+	// SymmetricJac declares that ∂f/∂y is symmetric, as a gradient flow's
+	// is (J = −∇²L up to a positive factor): BDF's dense factorization of
+	// I − γJ is then Cholesky's, at less than half LU's cost, wherever
+	// I − γJ is positive definite, and LU's elsewhere.
+	SymmetricJac bool
 }
 
 // Settings controls a solve. The zero value is usable: DP5, RTol 1e-6,

@@ -86,6 +86,9 @@ func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*
 	if reads[output.GroupLaw] {
 		steps = append(steps, func() error { return s.resolveLaw(reads[output.GroupTrain]) })
 	}
+	if reads[output.GroupSolver] || reads[output.GroupTrain] {
+		steps = append(steps, func() error { return s.resolveMethod(!reads[output.GroupLaw] || s.ICL == 1) })
+	}
 	if reads[output.GroupLandscape] {
 		steps = append(steps, s.resolveLandscape)
 	}
@@ -295,7 +298,7 @@ func (s *Spec) resolveEnd() error {
 	return nil
 }
 
-// resolveOutput settles the output grid and the integrator.
+// resolveOutput settles the output grid.
 func (s *Spec) resolveOutput() error {
 	s.def("samples", func() { s.Samples = DefaultSamples })
 	if s.Samples < 2 {
@@ -305,7 +308,14 @@ func (s *Spec) resolveOutput() error {
 	if s.Grid != "drops" && s.Grid != "lin" && s.Grid != "log" {
 		return fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
 	}
-	s.def("method", func() { s.Method = "auto" })
+	return nil
+}
+
+// resolveMethod settles the integrator, flow.MethodFor the model unless
+// -method names one, and its tolerances; inContext says that every
+// sequence draws its task afresh (-icl 1).
+func (s *Spec) resolveMethod(inContext bool) error {
+	s.def("method", func() { s.Method = methodName(flow.MethodFor(s.flowModel(), s.D, inContext)) })
 	method, ok := ode.MethodByName(s.Method)
 	if !ok {
 		return fmt.Errorf("-method = %q, want %s", s.Method, orList(ode.MethodNames()))
@@ -362,13 +372,7 @@ func (job *Job) build(s *Spec) error {
 	if job.Data, err = s.law(job.Data); err != nil {
 		return err
 	}
-	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}
-	if s.Model == "merged" {
-		model.Kind, model.R = flow.Merged, 0
-	}
-	if s.Layer == "full" {
-		model.Layer = flow.FullLayer
-	}
+	model := s.flowModel()
 	if job.System, err = flow.NewSystem(job.Data, model); err != nil {
 		return fmt.Errorf("-layer %s, -D = %d: %w", s.Layer, s.D, err)
 	}
@@ -382,6 +386,28 @@ func (job *Job) build(s *Spec) error {
 		}
 	}
 	return err
+}
+
+// flowModel returns the model of the resolved spec.
+func (s *Spec) flowModel() flow.Model {
+	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}
+	if s.Model == "merged" {
+		model.Kind, model.R = flow.Merged, 0
+	}
+	if s.Layer == "full" {
+		model.Layer = flow.FullLayer
+	}
+	return model
+}
+
+// methodName returns the -method name of m.
+func methodName(m ode.Method) string {
+	for _, name := range ode.MethodNames() {
+		if k, _ := ode.MethodByName(name); k == m {
+			return name
+		}
+	}
+	return m.Name()
 }
 
 func parsePower(spec string) (float64, error) {
