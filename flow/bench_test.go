@@ -119,13 +119,14 @@ func BenchmarkPaperExample(b *testing.B) {
 // BenchmarkRun runs the flow until converged as linattn run does (the
 // drops grid of DefaultSamples times), on the paper's D = 4 example and on
 // power-law spectra (PowerLaw(D, 1, 1), H = D, N = 31, w_init = 0.01,
-// seed 3). "auto" is the default (Auto: DOP853 switching to ROCK4, one
-// pass sampled from the continuous extension); "dop853-2pass" is the
+// seed 3). "auto" is Auto (DOP853 switching to ROCK4, one pass sampled
+// from the continuous extension), the default below D = BDFMinDim; "dop853-2pass" is the
 // configuration before the stiff methods (DOP853 at rtol 1e-10, atol 1e-14,
 // a first pass to find T and a second for the output), with the same
 // right-hand side, so the ratio of the two is the gain of the stiff
-// integration and the single pass; "bdf" is ode.BDF (two passes: Run keeps
-// no continuous extension of a BDF solve). Besides time and allocations it
+// integration and the single pass; "bdf" is ode.BDF, the default from
+// D = BDFMinDim (two passes: Run keeps no continuous extension of a BDF
+// solve of the separate model). Besides time and allocations it
 // reports the peak heap (MB-heap), the integrator's evaluations (evals) and
 // steps.
 //
@@ -160,6 +161,8 @@ func BenchmarkRun(b *testing.B) {
 				switch m {
 				case "dop853-2pass":
 					rs.Method, rs.DenseBytes = ode.DOP853, 1
+				case "auto":
+					rs.Method = ode.Auto
 				case "bdf":
 					rs.Method = ode.BDF
 				}
