@@ -101,32 +101,12 @@ func (l *Linearization) Apply(dst, dy []float64) {
 		l.full.apply(dst, dy, s.Model.Tau)
 		return
 	}
-	d, h := s.Dim(), s.Model.H
-	for c := range dm {
-		dm[c] = 0
-	}
-	tau := s.Model.Tau
+	clear(dm)
 	if s.Model.Kind == Merged {
-		dd := d * d
-		for i := 0; i < h; i++ {
-			u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
-			for c := range dm {
-				dm[c] += dy[i]*u[c] + y[i]*du[c]
-			}
-		}
-		s.residual(dg, nil, dm, 1, false)
-		for i := 0; i < h; i++ {
-			u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
-			out := dst[h+i*dd : h+(i+1)*dd]
-			var dv float64
-			for c := range g {
-				dv += du[c]*g[c] + u[c]*dg[c]
-				out[c] = (dy[i]*g[c] + y[i]*dg[c]) / tau
-			}
-			dst[i] = dv / tau
-		}
+		l.applyMerged(dst, dy)
 		return
 	}
+	d, h, tau := s.Dim(), s.Model.H, s.Model.Tau
 	r := s.Model.R
 	hr := h * r
 	kOff, qOff := h, h+hr*d
@@ -172,5 +152,29 @@ func (l *Linearization) Apply(dst, dy []float64) {
 			outQ[p] = (dvi*gk[p] + vi*dgk[p] + vi*gdk[p]) / tau
 		}
 		dst[i] += dv / tau
+	}
+}
+
+// applyMerged is Apply for the merged model: M = Σ_i v_i U_i.
+func (l *Linearization) applyMerged(dst, dy []float64) {
+	s, y, g, dm, dg := l.s, l.y, l.g, l.dm, l.dg
+	d, h, tau := s.Dim(), s.Model.H, s.Model.Tau
+	dd := d * d
+	for i := 0; i < h; i++ {
+		u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
+		for c := range dm {
+			dm[c] += dy[i]*u[c] + y[i]*du[c]
+		}
+	}
+	s.residual(dg, nil, dm, 1, false)
+	for i := 0; i < h; i++ {
+		u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
+		out := dst[h+i*dd : h+(i+1)*dd]
+		var dv float64
+		for c := range g {
+			dv += du[c]*g[c] + u[c]*dg[c]
+			out[c] = (dy[i]*g[c] + y[i]*dg[c]) / tau
+		}
+		dst[i] = dv / tau
 	}
 }
