@@ -201,7 +201,10 @@ func TestMonteCarloAgainstAttentionLayer(t *testing.T) {
 		{"merged", Model{Kind: Merged, H: 2, Tau: 1}, []float64{1, 0.6, 0.3}, []float64{0, 0, 0, 0, 0, 1}},
 		{"separate", Model{Kind: Separate, H: 2, R: 2, Tau: 1}, []float64{1, 0.6, 0.3}, []float64{0, 0, 1, 0, 2, 0, 1}},
 	}
-	const samples = 400000
+	// 10⁵ sequences: the standard errors are ≈ 2% of the gradient's norm
+	// (‖SE‖/‖τθ'‖ = 0.020 merged, 0.017 separate), within the 5% the power
+	// check below allows.
+	const samples = 100000
 	for ci, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			nu, err := NuDistribution(tc.weights)

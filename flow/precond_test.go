@@ -111,7 +111,7 @@ func preconditionedSpectrum(p *blockPrecond, jac []float64, n int, gamma float64
 		pinv.SetCol(j, col)
 	}
 	var prod mat.Dense
-	prod.Mul(pinv, a)
+	prod.Mul(pinv, mat.DenseCopyOf(a)) // a general product (Dgemm), faster than Dsymm's
 	var eig mat.Eigen
 	eig.Factorize(&prod, mat.EigenNone)
 	lo, hi = math.Inf(1), math.Inf(-1)
