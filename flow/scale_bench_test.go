@@ -23,10 +23,12 @@ import (
 //
 //	go test ./flow -run XXX -bench 'PowerLaw/D=(16|32|64)/' -benchtime 1x
 //
-// On a loaded 2-core machine (Auto's D = 32 run took 50 s there, 16 s in
-// the session): BDF 0.47, 4.3, 44 s and 40k, 77k, 142k
-// evaluations at D = 16, 32, 64; Auto 1.5, 50, 1376 s and 0.40M, 2.8M,
-// 12.7M. D = 128 is BDF's alone (14 minutes there, 293k evaluations).
+// On a quiet 2-core machine BDF took 1.09, 7.74, 87.6 s and 81k, 154k,
+// 284k evaluations at D = 16, 32, 64 (two passes: Run keeps no continuous
+// extension of the separate model's BDF solve); on a loaded one Auto took
+// 1.5, 50, 1376 s and 0.40M, 2.8M, 12.7M evaluations. D = 128 is BDF's
+// alone (one pass took 14 minutes on the loaded machine, 293k
+// evaluations).
 func BenchmarkPowerLaw(b *testing.B) {
 	for _, d := range []int{16, 32, 64, 128} {
 		for _, m := range []ode.Method{ode.BDF, ode.Auto} {
