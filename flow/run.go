@@ -9,11 +9,13 @@ import (
 	"github.com/linattn/linattn/ode"
 )
 
-// DefaultMethod is Run's integrator: DOP853 while the flow is not stiff (on
-// the first plateau), switching to ROCK4 when it is: after the first drop the
-// learned heads relax at rates ~aλ³/τ while the dormant ones move slowly,
-// and the Jacobian J = −∇²L/(2τ) of this gradient flow is symmetric, so its
-// spectrum is real, the case stabilized Chebyshev methods are made for.
+// DefaultMethod is Run's integrator where MethodFor does not pick BDF
+// (below D = BDFMinDim, and the merged model): DOP853 while the flow is
+// not stiff (on the first plateau), switching to ROCK4 when it is: after
+// the first drop the learned heads relax at rates ~aλ³/τ while the dormant
+// ones move slowly, and the Jacobian J = −∇²L/(2τ) of this gradient flow
+// is symmetric, so its spectrum is real, the case stabilized Chebyshev
+// methods are made for.
 var DefaultMethod = ode.Auto
 
 // BDFMinDim is the least dimension D from which MethodFor picks BDF for

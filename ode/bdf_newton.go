@@ -18,10 +18,10 @@ import "math"
 // is retried once with a fresh one. On success in.ynew holds z₀(0) + Δ.
 //
 // A dense LU of n ≥ bdfStaleLUDim, whose factorization costs hundreds of
-// solves, is set up only on the first step, after a failure, with each fresh Jacobian and
-// when γ has changed by more than a factor bdfDenseGamma; in between,
-// where γ has moved by more than 30 %, GMRES solves with it as the
-// preconditioner (linearSolve).
+// solves, is set up only on the first step, after a failure, with each
+// fresh Jacobian and when γ has changed by more than a factor
+// bdfDenseGamma; in between, where γ has moved by more than 30 %, GMRES
+// solves with it as the preconditioner (linearSolve).
 func (st *bdfStepper) solveCorrector(t float64) bool {
 	hs := &st.hs
 	setup := st.prec != nil && (st.lastFail != bdfNoFailure || st.nst == 0 ||
