@@ -29,7 +29,7 @@ const BDFMinDim = 16
 // ode.BDF where it is the faster, else DefaultMethod. BDF runs the full
 // layer under a task law with fixed tasks, whose state (n ≤
 // ode.MaxDenseDim) it factors densely (Cholesky: J is symmetric), three
-// times faster than Auto at D = 4 and twice at D = 8 (H = 8); and the
+// times faster than Auto at D = 4 and at D = 8 (H = 8); and the
 // separate model's in-context flow from D = BDFMinDim, with the block
 // preconditioner (System.Preconditioner), unless its state is the full
 // layer's and too large to factor.

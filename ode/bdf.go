@@ -64,7 +64,7 @@ const (
 	bdfSetupGamma   = 0.3  // |γ/γ_setup − 1| that asks for a setup (DGMAX_LSETUP)
 	bdfJacSteps     = 51   // steps between Jacobian evaluations (MSBJ)
 	bdfJacGamma     = 0.2  // after a failure, |γ/γ_setup − 1| below this blames J (DGMAX)
-	bdfDenseGamma   = 2    // γ/γ_setup beyond this factor, or below its inverse, refactors a large dense LU
+	bdfDenseGamma   = 4    // γ/γ_setup beyond this factor, or below its inverse, refactors a large dense LU (staleLU)
 	bdfStaleLUDim   = 256  // n from which the dense LU is kept while γ moves (staleLU)
 	bdfNoEstimate   = math.MaxFloat64
 )

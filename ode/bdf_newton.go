@@ -18,17 +18,18 @@ import "math"
 // is retried once with a fresh one. On success in.ynew holds z₀(0) + Δ.
 //
 // A dense LU of n ≥ bdfStaleLUDim, whose factorization costs hundreds of
-// solves, is set up only on the first step, after a failure, with each
-// fresh Jacobian and when γ has changed by more than a factor
-// bdfDenseGamma; in between, where γ has moved by more than 30 %, GMRES
-// solves with it as the preconditioner (linearSolve).
+// solves, is set up only on the first step, after a convergence failure,
+// with each fresh Jacobian and when γ has changed by more than a factor
+// bdfDenseGamma; in between, where γ has moved by more than 30 % (after an
+// error-test failure, say), GMRES solves with it as the preconditioner
+// (linearSolve).
 func (st *bdfStepper) solveCorrector(t float64) bool {
 	hs := &st.hs
 	setup := st.prec != nil && (st.lastFail != bdfNoFailure || st.nst == 0 ||
 		st.nst >= st.nstSetup+bdfSetupSteps || math.Abs(hs.gamma/st.gammaSet-1) > bdfSetupGamma)
 	if st.staleLU() {
 		r := hs.gamma / st.gammaSet
-		setup = st.lastFail != bdfNoFailure || st.nst == 0 || st.nst >= st.nstJac+bdfJacSteps ||
+		setup = st.lastFail == bdfConvFailure || st.nst == 0 || st.nst >= st.nstJac+bdfJacSteps ||
 			r > bdfDenseGamma || r < 1/bdfDenseGamma
 	}
 	if st.prec == nil {

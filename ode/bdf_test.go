@@ -284,12 +284,13 @@ func TestBDFDeterministic(t *testing.T) {
 }
 
 // TestBDFStaleLU: from n = 256 on (staleLU) BDF keeps its dense LU while γ
-// moves by up to a factor 2, and GMRES, preconditioned by it, solves the
-// Newton systems that the direct solve would not (γ more than 30 % away):
-// on the Brusselator with diffusion (HNW II, IV.10; 150 points, 300
-// unknowns, no preconditioner given) it factors 27 times in 577 steps
-// (48 in 562 when every 30 % change of γ refactors), iterates GMRES, and
-// agrees with ROCK4 at 1e-12 as closely (1.7e-7; 1.3e-7 refactoring).
+// moves by up to a factor 4 and after error-test failures, and GMRES,
+// preconditioned by it, solves the Newton systems that the direct solve
+// would not (γ more than 30 % away): on the Brusselator with diffusion
+// (HNW II, IV.10; 150 points, 300 unknowns, no preconditioner given) it
+// factors 16 times in 567 steps (48 in 562 when every 30 % change of γ
+// and every failure refactors, as CVODE does), iterates GMRES, and agrees
+// with ROCK4 at 1e-12 as closely (1.1e-7; 1.3e-7 refactoring).
 func TestBDFStaleLU(t *testing.T) {
 	br := odetest.Brusselator(150)
 	br.T1 = 10
@@ -299,7 +300,7 @@ func TestBDFStaleLU(t *testing.T) {
 	if e := maxAbs(res.Y, ref.Y); e > 1e-6 {
 		t.Errorf("Brusselator: differs from ROCK4 at 1e-12 by %.3g", e)
 	}
-	if st.KrylovIters == 0 || 8*st.Decompositions > st.Steps {
-		t.Errorf("stats %+v: want GMRES iterations and a factorization every 8 steps at most", st)
+	if st.KrylovIters == 0 || 16*st.Decompositions > st.Steps {
+		t.Errorf("stats %+v: want GMRES iterations and a factorization every 16 steps at most", st)
 	}
 }
