@@ -7,14 +7,15 @@ import (
 
 	"github.com/linattn/linattn/figures"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // The figure of a run computed in Go, as linattn plot draws out/run.npz:
 // the loss with the plateau levels and the drops, the value weights, the
 // key alignment.
 func ExampleRun() {
-	nu, _ := flow.NuFixed(31)
-	data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 4, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
 	tr, err := s.Run(context.Background(), y0, flow.RunSettings{})

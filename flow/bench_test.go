@@ -10,13 +10,14 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/linattn/linattn/flow/internal/gemm"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 )
 
 var sinkF float64
 
 func benchSystem(b *testing.B, kind Kind, d, h, r int) (*System, []float64) {
-	data, err := NewData(PowerLaw(d, 1, 1), RandomRotation(d, 1), 1.0/31)
+	data, err := law.NewData(law.PowerLaw(d, 1, 1), law.RandomRotation(d, 1), law.Lengths{Nu: 1.0 / 31})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func BenchmarkPaperExample(b *testing.B) {
 
 // BenchmarkRun runs the flow until converged as linattn run does (the
 // drops grid of DefaultSamples times), on the paper's D = 4 example and on
-// power-law spectra (PowerLaw(D, 1, 1), H = D, N = 31, w_init = 0.01,
+// power-law spectra (law.PowerLaw(D, 1, 1), H = D, N = 31, w_init = 0.01,
 // seed 3). "auto" is Auto (DOP853 switching to ROCK4, one pass sampled
 // from the continuous extension), the default below D = BDFMinDim; "dop853-2pass" is the
 // configuration before the stiff methods (DOP853 at rtol 1e-10, atol 1e-14,
@@ -150,7 +151,7 @@ func BenchmarkRun(b *testing.B) {
 			b.Run(fmt.Sprintf("D=%d/%s", c.d, m), func(b *testing.B) {
 				s, y0 := paperExample(b, Separate, 3)
 				if c.d > 4 {
-					data, err := NewData(PowerLaw(c.d, 1, 1), RandomRotation(c.d, 1), 1.0/31)
+					data, err := law.NewData(law.PowerLaw(c.d, 1, 1), law.RandomRotation(c.d, 1), law.Lengths{Nu: 1.0 / 31})
 					if err != nil {
 						b.Fatal(err)
 					}

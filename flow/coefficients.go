@@ -49,7 +49,7 @@ type Coefficients struct {
 // NewCoefficients returns the coefficients of model m at dimension d.
 func NewCoefficients(d int, m Model) *Coefficients {
 	d1 := d + 1
-	c := &Coefficients{model: m, d: d, n: m.flowLen(d) + m.extrasLen(d), pairs: m.Layer.pairs(d)}
+	c := &Coefficients{model: m, d: d, n: m.flowLen(d) + m.extrasLen(d), pairs: m.Layer.Pairs(d)}
 	c.nf = len(c.pairs) * d
 	if m.Layer == FullLayer {
 		c.pairOf = make([]int, d1*d1)

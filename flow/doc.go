@@ -1,7 +1,7 @@
 // Package flow is the exact population (infinite-data) gradient flow of
 // multi-head linear attention trained on in-context linear regression, for
 // merged (ATTN_M) and separate rank-R (ATTN_S) key–query parametrizations
-// (Zhang, Singh, Latham, Saxe, "Training Dynamics of In-Context Learning in
+// (Zhang, Singh, Latham, Saxe, "law.Training Dynamics of In-Context Learning in
 // Linear Attention", ICML 2025; the formulas in one notation are in
 // docs/math.md).
 //

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/linattn/linattn/law"
 )
 
 // TestMergedWhiteClosedForm checks the merged flow with Λ = cI and a balanced,
@@ -21,8 +23,8 @@ func TestMergedWhiteClosedForm(t *testing.T) {
 		h   = 4
 		tau = 1.3
 	)
-	nu, _ := NuNextToken(10)
-	data, err := NewData(White(dim, c), RandomRotation(dim, 5), nu)
+	nu, _ := law.NuNextToken(10)
+	data, err := law.NewData(law.White(dim, c), law.RandomRotation(dim, 5), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +306,7 @@ func TestRunDeterministic(t *testing.T) {
 // assembly kernel where the processor has one) the right-hand side is
 // bit-identical whatever GOMAXPROCS is.
 func TestDerivIndependentOfGOMAXPROCS(t *testing.T) {
-	data, err := NewData(PowerLaw(64, 1, 1), RandomRotation(64, 2), 1.0/31)
+	data, err := law.NewData(law.PowerLaw(64, 1, 1), law.RandomRotation(64, 2), law.Lengths{Nu: 1.0 / 31})
 	if err != nil {
 		t.Fatal(err)
 	}

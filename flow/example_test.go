@@ -5,14 +5,14 @@ import (
 	"fmt"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // The paper's D = 4 example, integrated until converged: what `linattn run`
 // computes with its defaults (the same 2001 samples of the loss and the
 // weights, the same drops, the same status).
 func ExampleSystem_Run() {
-	nu, _ := flow.NuFixed(31)
-	data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{N: 31})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 4, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
 	tr, err := s.Run(context.Background(), y0, flow.RunSettings{}) // until converged, on the drops grid
@@ -50,9 +50,8 @@ func ExampleSystem_Run() {
 // memorizes the task, then rises above its start as in-context learning
 // takes over, and settles after a late second drop.
 func ExampleSystem_TestLosses() {
-	data, _ := flow.NewData(flow.White(4, 0.25), nil, 1)
-	data, _ = data.WithLengths(flow.Lengths{N: 31})
-	data, _ = data.WithTasks(flow.Tasks{ICL: 0.5, Fixed: flow.FixedTasks(4, 1, 3)})
+	data, _ := law.NewData(law.White(4, 0.25), nil, law.Lengths{N: 31})
+	data, _ = data.WithTasks(law.Tasks{ICL: 0.5, Fixed: law.FixedTasks(4, 1, 3)})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Merged, H: 8, Tau: 1, Layer: flow.FullLayer})
 	y0, _ := s.Init(2e-5, 3)
 	tr, err := s.Run(context.Background(), y0, flow.RunSettings{Grid: flow.GridLog, TestLosses: true})

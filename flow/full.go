@@ -2,7 +2,8 @@ package flow
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/linattn/linattn/law"
 )
 
 // fullLayer is the population flow of the full layer (docs/math.md, "The
@@ -12,7 +13,7 @@ import (
 //	L(θ) = YY − 2 c(θ)ᵀYZ + c(θ)ᵀ ZZ c(θ),   τ dθ/dt = −½ ∂L/∂θ = J_cᵀ (YZ − ZZ c(θ)).
 type fullLayer struct {
 	coef  *Coefficients
-	train *Moments
+	train *law.Moments
 	r     []float64
 }
 
@@ -30,14 +31,15 @@ const MaxFullBytes = 2 << 30
 
 func newFullLayer(s *System) (*fullLayer, error) {
 	d := s.d
-	if math.IsNaN(s.Data.nu2) {
-		return nil, fmt.Errorf("flow: the full layer's population loss needs E[1/N²], not only ν = %g: give the context lengths (Data.WithLengths)", s.Data.nu)
-	}
 	if b := FullLayerBytes(d); b > MaxFullBytes {
 		return nil, fmt.Errorf("flow: the full layer at D = %d has %d features, whose moments take %.3g GiB, more than MaxFullBytes = %.3g GiB",
 			d, d*(d+1)*(d+2)/2, b/(1<<30), float64(MaxFullBytes)/(1<<30))
 	}
-	f := &fullLayer{coef: NewCoefficients(d, s.Model), train: s.eigenMoments(Training)}
+	mo, err := s.eigenMoments(law.Training)
+	if err != nil {
+		return nil, fmt.Errorf("flow: the full layer's population loss: %w", err)
+	}
+	f := &fullLayer{coef: NewCoefficients(d, s.Model), train: mo}
 	f.r = make([]float64, f.train.F)
 	return f, nil
 }
@@ -84,7 +86,7 @@ func (l *fullLinearization) at(y []float64) {
 
 func (l *fullLinearization) apply(dst, dy []float64, tau float64) {
 	l.coef.Apply(l.dc, dy)
-	l.f.train.mulVec(l.zdc, l.dc)
+	l.f.train.MulVec(l.zdc, l.dc)
 	for i, x := range l.zdc {
 		l.zdc[i] = -x
 	}

@@ -6,17 +6,19 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/linattn/linattn/law"
 )
 
 // fullData is the power-law task at dimension d, N = 31, with half of the
 // sequences labeled by one fixed task.
-func fullData(tb testing.TB, d int) *Data {
-	data, err := NewData(PowerLaw(d, 1, 1), RandomRotation(d, 1), 1)
+func fullData(tb testing.TB, d int) *law.Data {
+	data, err := law.NewData(law.PowerLaw(d, 1, 1), law.RandomRotation(d, 1), law.Lengths{Nu: 1})
 	if err == nil {
-		data, err = data.WithLengths(Lengths{N: 31})
+		data, err = data.WithLengths(law.Lengths{N: 31})
 	}
 	if err == nil {
-		data, err = data.WithTasks(Tasks{ICL: 0.5, Fixed: FixedTasks(d, 1, 3)})
+		data, err = data.WithTasks(law.Tasks{ICL: 0.5, Fixed: law.FixedTasks(d, 1, 3)})
 	}
 	if err != nil {
 		tb.Fatal(err)
@@ -32,10 +34,10 @@ func BenchmarkFullMoments(b *testing.B) {
 		b.Run(fmt.Sprintf("D=%d", d), func(b *testing.B) {
 			data := fullData(b, d)
 			b.ReportAllocs()
-			var mo *Moments
+			var mo *law.Moments
 			for i := 0; i < b.N; i++ {
 				var err error
-				if mo, err = data.Moments(FullLayer, Training); err != nil {
+				if mo, err = data.Moments(FullLayer.Pairs(data.Dim()), law.Training, false); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -82,9 +84,9 @@ func TestFullLayerMemory(t *testing.T) {
 	if b := FullLayerBytes(16) / (1 << 30); b < 0.133 || b > 0.135 {
 		t.Errorf("D = 16: %.3g GiB, want 0.134", b)
 	}
-	data, err := NewData(PowerLaw(26, 1, 1), nil, 1)
+	data, err := law.NewData(law.PowerLaw(26, 1, 1), nil, law.Lengths{Nu: 1})
 	if err == nil {
-		data, err = data.WithLengths(Lengths{N: 31})
+		data, err = data.WithLengths(law.Lengths{N: 31})
 	}
 	if err != nil {
 		t.Fatal(err)

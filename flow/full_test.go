@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -32,17 +33,17 @@ var fullCases = []lawCase{
 
 // lawData returns the data of a lawCase: a rotated Λ, fixed lengths and
 // the task law.
-func lawData(t testing.TB, tc lawCase, seed uint64) *Data {
+func lawData(t testing.TB, tc lawCase, seed uint64) *law.Data {
 	t.Helper()
 	d := len(tc.lam)
-	data, err := NewData(tc.lam, RandomRotation(d, seed), 1)
+	data, err := law.NewData(tc.lam, law.RandomRotation(d, seed), law.Lengths{Nu: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, err = data.WithLengths(Lengths{N: tc.n}); err != nil {
+	if data, err = data.WithLengths(law.Lengths{N: tc.n}); err != nil {
 		t.Fatal(err)
 	}
-	if data, err = data.WithTasks(Tasks{ICL: tc.icl, Fixed: FixedTasks(d, tc.k, seed)}); err != nil {
+	if data, err = data.WithTasks(law.Tasks{ICL: tc.icl, Fixed: law.FixedTasks(d, tc.k, seed)}); err != nil {
 		t.Fatal(err)
 	}
 	return data
@@ -62,7 +63,7 @@ func randomState(s *System, sd float64, seed uint64) []float64 {
 // momentsLoss is the loss formed in the original basis from the weights:
 // Data.Moments and Coefficients, without the eigenbasis of System.
 func momentsLoss(t testing.TB, s *System) func(y []float64) float64 {
-	mo, err := s.Data.Moments(s.Model.Layer, Training)
+	mo, err := s.Data.Moments(s.Model.Layer.Pairs(s.Dim()), law.Training, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestLawMinLoss(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSys(t, lawData(t, tc, uint64(ci+1)), tc.m)
-			mo, err := s.Data.Moments(tc.m.Layer, Training)
+			mo, err := s.Data.Moments(tc.m.Layer.Pairs(s.Dim()), law.Training, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,12 +266,12 @@ func TestLawMinLoss(t *testing.T) {
 // full layer and a fraction c of in-context sequences.
 func icliwlSystem(t testing.TB, c float64, k int) *System {
 	t.Helper()
-	data, err := NewData(White(4, 0.25), nil, 1)
+	data, err := law.NewData(law.White(4, 0.25), nil, law.Lengths{Nu: 1})
 	if err == nil {
-		data, err = data.WithLengths(Lengths{N: 31})
+		data, err = data.WithLengths(law.Lengths{N: 31})
 	}
 	if err == nil {
-		data, err = data.WithTasks(Tasks{ICL: c, Fixed: FixedTasks(4, k, 3)})
+		data, err = data.WithTasks(law.Tasks{ICL: c, Fixed: law.FixedTasks(4, k, 3)})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -405,7 +406,7 @@ func TestRunUnderTaskLaw(t *testing.T) {
 func TestTestLossesInContext(t *testing.T) {
 	s := icliwlSystem(t, 1, 1)
 	y := randomState(s, 0.4, 7)
-	icl, iwl := s.TestLosses(y)
+	icl, iwl, _ := s.TestLosses(y)
 	if l := s.Loss(y); math.Abs(icl-l) > 1e-13*l {
 		t.Errorf("in-context test loss %.17g, training loss %.17g", icl, l)
 	}

@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/linattn/linattn/law"
 )
 
 // TestJacobianMatchesFiniteDifferences at random (non-fixed) points of both
 // models with non-diagonal Λ, R > 1 and D ≠ H.
 func TestJacobianMatchesFiniteDifferences(t *testing.T) {
-	nu, _ := NuNextToken(9)
-	data, _ := NewData([]float64{0.9, 0.6, 0.3}, RandomRotation(3, 4), nu)
+	nu, _ := law.NuNextToken(9)
+	data, _ := law.NewData([]float64{0.9, 0.6, 0.3}, law.RandomRotation(3, 4), law.Lengths{Nu: nu})
 	for _, m := range []Model{
 		{Kind: Separate, H: 2, R: 2, Tau: 0.8},
 		{Kind: Merged, H: 4, Tau: 1.3},

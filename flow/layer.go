@@ -57,12 +57,12 @@ func (m Model) extrasLen(d int) int {
 	return m.H*d + m.H*m.R
 }
 
-// pairs returns the entries (a, b) of S = XXᵀ/n whose products with x_q
+// Pairs returns the entries (a, b) of S = XXᵀ/n whose products with x_q
 // are the layer's features, in the order of z = u ⊗ x_q: for the reduced
 // layer the label column (b, D), b < D, that is u = β; for the full layer
 // every a ≤ b in 0..D, a outer (u = vech S; docs/training.md, "The exact
 // fast path").
-func (l Layer) pairs(d int) [][2]int {
+func (l Layer) Pairs(d int) [][2]int {
 	var out [][2]int
 	if l == ReducedLayer {
 		for b := 0; b < d; b++ {

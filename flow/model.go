@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/flow/internal/gemm"
+	"github.com/linattn/linattn/law"
 )
 
 // Kind is the parametrization of the attention heads.
@@ -66,7 +67,7 @@ type Model struct {
 // coordinates; ToEigen and FromEigen convert, and every user-facing input
 // and output (Init, Run's trajectories, Loss, Map) is in the original basis.
 type System struct {
-	Data  *Data
+	Data  *law.Data
 	Model Model
 
 	d, n int
@@ -77,16 +78,19 @@ type System struct {
 	// (docs/math.md, "Least loss"), and its least loss is not known.
 	ExpressivityLimited bool
 
-	lam2  []float64 // λ_d²
-	scr   scratch
-	law   taskLaw    // what the task law changes (tasklaw.go)
-	rotTo *mat.Dense // Vᵀ
+	// lam, a and lam2 are λ_d, a_d (Data.AEigenvalues) and λ_d²; trace
+	// is tr Λ.
+	lam, a, lam2 []float64
+	trace        float64
+	scr          scratch
+	law          taskLaw    // what the task law changes (tasklaw.go)
+	rotTo        *mat.Dense // Vᵀ
 	// vecs and vecsT are V and Vᵀ row-major (D × D), for rotate.
 	vecs, vecsT []float64
 }
 
 // NewSystem validates the model against the data.
-func NewSystem(data *Data, m Model) (*System, error) {
+func NewSystem(data *law.Data, m Model) (*System, error) {
 	if data == nil {
 		return nil, errors.New("flow: Data is nil")
 	}
@@ -115,10 +119,12 @@ func NewSystem(data *Data, m Model) (*System, error) {
 		return nil, fmt.Errorf("flow: Layer = %d, want ReducedLayer or FullLayer", int(m.Layer))
 	}
 	s.n = m.flowLen(d) + m.extrasLen(d)
-	s.lam2 = square(data.lambda)
+	s.lam, s.a, s.trace = data.Lambda(), data.AEigenvalues(), data.Trace()
+	s.lam2 = square(s.lam)
 	s.scr = newScratch(s)
-	s.rotTo = mat.DenseCopyOf(data.vecs.T())
-	s.vecs = mat.DenseCopyOf(data.vecs).RawMatrix().Data
+	vecs := data.Vecs()
+	s.rotTo = mat.DenseCopyOf(vecs.T())
+	s.vecs = vecs.RawMatrix().Data
 	s.vecsT = s.rotTo.RawMatrix().Data
 	if err := s.initTaskLaw(); err != nil {
 		return nil, err
@@ -138,7 +144,7 @@ func (s *System) Len() int { return s.n }
 // loss over every map of the layer (Moments.Minimum), NaN for an
 // expressivity-limited reduced layer, whose least loss is not known.
 func (s *System) MinLoss() float64 {
-	if !s.Data.InContext() {
+	if !s.Data.Standard() {
 		return s.law.minLoss
 	}
 	lv := s.Data.PlateauLevels()
@@ -339,4 +345,12 @@ func (s *System) BalancedAligned(v []float64) ([]float64, error) {
 		}
 	}
 	return s.FromArrays(v, u, nil, nil)
+}
+
+func square(x []float64) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = v * v
+	}
+	return out
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/linattn/linattn/law"
 )
 
 // attnLayer is the paper's full linear attention layer (section 2):
@@ -122,7 +124,7 @@ type sequenceSampler struct {
 	g, w    []float64
 }
 
-func newSequenceSampler(data *Data, weights []float64, rng *rand.Rand) *sequenceSampler {
+func newSequenceSampler(data *law.Data, weights []float64, rng *rand.Rand) *sequenceSampler {
 	d := data.Dim()
 	q := &sequenceSampler{rng: rng, d: d, sqrtCov: mat.NewDense(d, d, nil), g: make([]float64, d), w: make([]float64, d)}
 	for a := 0; a < d; a++ {
@@ -207,11 +209,11 @@ func TestMonteCarloAgainstAttentionLayer(t *testing.T) {
 	const samples = 100000
 	for ci, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			nu, err := NuDistribution(tc.weights)
+			nu, err := law.NuDistribution(tc.weights)
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := NewData(tc.lam, RandomRotation(3, uint64(20+ci)), nu)
+			data, err := law.NewData(tc.lam, law.RandomRotation(3, uint64(20+ci)), law.Lengths{Nu: nu})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,7 +37,7 @@ func newJacEntries(s *System) *jacEntries {
 	h, r, d := s.Model.H, s.Model.R, s.d
 	hr := h * r
 	vec := func(n int) []float64 { return make([]float64, n) }
-	return &jacEntries{h: h, r: r, d: d, hr: hr, tau: s.Model.Tau, lam: s.Data.lambda, a: s.Data.a,
+	return &jacEntries{h: h, r: r, d: d, hr: hr, tau: s.Model.Tau, lam: s.lam, a: s.a,
 		v: vec(h), k: vec(hr * d), q: vec(hr * d), g: vec(d * d), gq: vec(hr * d), gk: vec(hr * d),
 		pl: vec(hr * hr), pa: vec(hr * hr), gt: vec(d * d), scaled: vec(hr * d), tr: vec(d * hr)}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/linattn/linattn/law"
 )
 
 // TestJacEntries: every entry of jacEntries agrees with the dense Jacobian
@@ -14,8 +16,8 @@ import (
 // R = 1 and R > 1, H < D and H > D, τ ≠ 1.
 func TestJacEntries(t *testing.T) {
 	for _, c := range []struct{ d, h, r int }{{4, 4, 1}, {5, 3, 2}, {3, 5, 3}, {6, 6, 1}} {
-		nu, _ := NuFixed(9)
-		data, err := NewData(PowerLaw(c.d, 1, 1), RandomRotation(c.d, 2), nu)
+		nu, _ := law.NuFixed(9)
+		data, err := law.NewData(law.PowerLaw(c.d, 1, 1), law.RandomRotation(c.d, 2), law.Lengths{Nu: nu})
 		if err != nil {
 			t.Fatal(err)
 		}

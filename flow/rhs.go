@@ -74,7 +74,7 @@ func (s *System) residual(g, gt, m []float64, c float64, withLam2 bool) {
 		return
 	}
 	d := s.d
-	lam, a := s.Data.lambda, s.Data.a
+	lam, a := s.lam, s.a
 	for i := 0; i < d; i++ {
 		row := m[i*d : (i+1)*d]
 		grow := g[i*d : (i+1)*d]
@@ -192,8 +192,8 @@ func (s *System) LossEigen(y []float64) float64 {
 		return s.law.cov.loss(s.scr.m)
 	}
 	d := s.d
-	lam, a := s.Data.lambda, s.Data.a
-	l := s.Data.trace
+	lam, a := s.lam, s.a
+	l := s.trace
 	for i := 0; i < d; i++ {
 		row := s.scr.m[i*d : (i+1)*d]
 		l -= 2 * s.lam2[i] * row[i]

@@ -122,7 +122,7 @@ type RunSettings struct {
 	// holds what was kept, for Sample.
 	DenseBytes int
 	// TestLosses computes the exact test losses at the output times
-	// (Trajectory.TestICL, TestIWL).
+	// (Trajectory.TestICL, TestIWL, TestIDG).
 	TestLosses bool
 	// Observer, if not nil, is called at every accepted step with the time,
 	// the state in eigen coordinates (System.FromEigen converts; valid only
@@ -227,9 +227,10 @@ type Trajectory struct {
 	// the accepted steps under another task law.
 	Plateaus []float64
 
-	// TestICL and TestIWL are the exact in-context and in-weight test
-	// losses at Times (RunSettings.TestLosses; System.TestLosses).
-	TestICL, TestIWL []float64
+	// TestICL, TestIWL and TestIDG are the exact in-context, in-weight and
+	// in-distribution test losses at Times (RunSettings.TestLosses;
+	// System.TestLosses).
+	TestICL, TestIWL, TestIDG []float64
 
 	sys   *System
 	dense *ode.Solution // eigen coordinates; nil unless kept
@@ -269,7 +270,7 @@ func (tr *Trajectory) Sample(times []float64) (states, loss []float64, err error
 // of the plateau levels L(M_m) for in-context data, none under another
 // task law, whose drops are read off the run (findDrops).
 func (s *System) levels() []Transition {
-	if !s.Data.InContext() {
+	if !s.Data.Standard() {
 		return nil
 	}
 	pl := s.Data.PlateauLevels()
@@ -303,7 +304,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	}
 	method := rs.Method
 	if method == nil {
-		method = MethodFor(s.Model, s.Data.Dim(), s.Data.InContext())
+		method = MethodFor(s.Model, s.Data.Dim(), s.Data.Standard())
 	}
 	rtol, atol := DefaultTolerances(method)
 	if rs.RTol != 0 {
@@ -344,7 +345,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	}
 	tr := s.newTrajectory(res, levels)
 	tr.path = path.end(tr.FinalT, tr.FinalLoss)
-	if levels == nil && !s.Data.InContext() {
+	if levels == nil && !s.Data.Standard() {
 		s.findDrops(tr)
 	}
 	return tr, s.passStatus(tr, res, err, untilConverged, rs)

@@ -92,7 +92,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 
 func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
 	if rs.Method == nil {
-		rs.Method = MethodFor(s.Model, s.Data.Dim(), s.Data.InContext())
+		rs.Method = MethodFor(s.Model, s.Data.Dim(), s.Data.Standard())
 	}
 	if rs.Times != nil {
 		tr, err := s.pass(ctx, y0, rs, s.levels())
@@ -137,7 +137,7 @@ func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		stats := first.Stats
 		stats.Add(tr.Stats)
 		tr.Stats = stats
-		if !s.Data.InContext() {
+		if !s.Data.Standard() {
 			tr.Plateaus = first.Plateaus
 		}
 	}
@@ -150,14 +150,14 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 	if tr == nil {
 		return nil, err
 	}
-	if s.Data.InContext() {
+	if s.Data.Standard() {
 		tr.Plateaus = ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
 	}
 	if rs.TestLosses {
 		n := s.n
-		tr.TestICL, tr.TestIWL = make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
+		tr.TestICL, tr.TestIWL, tr.TestIDG = make([]float64, len(tr.Times)), make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
 		for i := range tr.Times {
-			tr.TestICL[i], tr.TestIWL[i] = s.TestLosses(tr.States[i*n : (i+1)*n])
+			tr.TestICL[i], tr.TestIWL[i], tr.TestIDG[i] = s.TestLosses(tr.States[i*n : (i+1)*n])
 		}
 	}
 	return tr, err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/linattn/linattn/law"
 )
 
 // TestRunZeroSettings: Run with zero settings is linattn run: until
@@ -51,7 +53,7 @@ func TestRunZeroSettings(t *testing.T) {
 // 1 MB; see ode.Settings.DenseLimit), 1 byte drops it.
 func TestOnePassEqualsTwoPasses(t *testing.T) {
 	t.Parallel()
-	data, err := NewData(PowerLaw(6, 1, 1), RandomRotation(6, 1), 1.0/31)
+	data, err := law.NewData(law.PowerLaw(6, 1, 1), law.RandomRotation(6, 1), law.Lengths{Nu: 1.0 / 31})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestRunInterrupted(t *testing.T) {
 // (no gap larger than four times the mean), and always keeps the end.
 func TestRecorder(t *testing.T) {
 	t.Parallel()
-	data, err := NewData([]float64{0.2}, nil, 0.5)
+	data, err := law.NewData([]float64{0.2}, nil, law.Lengths{Nu: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}

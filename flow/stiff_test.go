@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -13,8 +14,8 @@ import (
 // with trace 1, eigenvectors random:1, N = 31, R = 1, w_init = 0.01, seed 3.
 func powerLawExample(t testing.TB, d int) (*System, []float64) {
 	t.Helper()
-	nu, _ := NuFixed(31)
-	data, err := NewData(PowerLaw(d, 1, 1), RandomRotation(d, 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, err := law.NewData(law.PowerLaw(d, 1, 1), law.RandomRotation(d, 1), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/flow/internal/gemm"
+	"github.com/linattn/linattn/law"
 )
 
 // taskLaw is what the layer and the law of the task vector change in a
@@ -28,11 +29,13 @@ func (s *System) initTaskLaw() error {
 		if s.law.full, err = newFullLayer(s); err != nil {
 			return err
 		}
-	} else if !s.Data.InContext() {
-		s.law.cov = newTaskCovariance(s)
+	} else if !s.Data.Standard() {
+		if s.law.cov, err = newTaskCovariance(s); err != nil {
+			return err
+		}
 	}
 	s.law.minLoss, s.law.bound = math.NaN(), math.NaN()
-	if s.Data.InContext() {
+	if s.Data.Standard() {
 		return nil
 	}
 	if s.Model.Layer == FullLayer {
@@ -50,43 +53,36 @@ func (s *System) initTaskLaw() error {
 }
 
 // taskCovariance is the reduced layer's population loss when the task
-// vector w has the second moment M_w = E[wwᵀ] ≠ I (docs/math.md, "The
-// reduced layer under a task law"): with β = Λ̂w,
+// vector w has the second moment M_w = E[wwᵀ] ≠ I or the labels carry
+// noise of variance σ² (docs/math.md, "The reduced layer under a task
+// law"): with β = Λ̂w + (1/N) Σ_n ε_n x_n,
 //
-//	E[ββᵀ] = A_w = (1+ν) Λ M_w Λ + ν tr(ΛM_w) Λ,   E[y_q β x_qᵀ] = B = Λ M_w Λ,
-//	L(M) = tr(ΛM_w) − 2⟨M, B⟩ + ⟨M, A_w M Λ⟩,   G = B − A_w M Λ,
+//	E[ββᵀ] = A_w = (1+ν) Λ M_w Λ + ν (tr(ΛM_w) + σ²) Λ,   E[y_q β x_qᵀ] = B = Λ M_w Λ,
+//	L(M) = tr(ΛM_w) + σ² − 2⟨M, B⟩ + ⟨M, A_w M Λ⟩,   G = B − A_w M Λ,
 //
-// which for M_w = I are A, Λ² and the residual of the paper. In eigen
-// coordinates Λ is diagonal but A_w and B are not.
+// which for M_w = I, σ² = 0 are A, Λ² and the residual of the paper. In
+// eigen coordinates Λ is diagonal but A_w and B are not.
 type taskCovariance struct {
 	d     int
 	lam   []float64 // λ (Λ is diagonal in eigen coordinates)
 	aw, b []float64 // A_w and B, eigen coordinates, D×D
-	yy    float64   // tr(Λ M_w)
+	yy    float64   // E[y_q²] = tr(Λ M_w) + σ²
 	am    []float64 // scratch: A_w M
 }
 
-func newTaskCovariance(s *System) *taskCovariance {
+func newTaskCovariance(s *System) (*taskCovariance, error) {
 	d := s.d
-	lam, nu := s.Data.lambda, s.Data.nu
-	mw := make([]float64, d*d) // M_w = c I + (1 − c)/K Σ_k w_k w_kᵀ
-	t := s.Data.tasks
-	for i := 0; i < d; i++ {
-		mw[i*d+i] = t.ICL
+	lam, nu := s.lam, s.Data.Nu()
+	tm, err := s.Data.TaskMoments(law.Training, true)
+	if err != nil {
+		return nil, err
 	}
-	for _, w0 := range t.Fixed {
-		w := s.rotateVector(w0)
-		c := (1 - t.ICL) / float64(len(t.Fixed))
-		for i := 0; i < d; i++ {
-			for j := 0; j < d; j++ {
-				mw[i*d+j] += c * w[i] * w[j]
-			}
-		}
-	}
+	mw := tm.Second
 	tc := &taskCovariance{d: d, lam: lam, aw: make([]float64, d*d), b: make([]float64, d*d), am: make([]float64, d*d)}
 	for i := 0; i < d; i++ {
 		tc.yy += lam[i] * mw[i*d+i]
 	}
+	tc.yy += tm.Noise
 	for i := 0; i < d; i++ {
 		for j := 0; j < d; j++ {
 			tc.b[i*d+j] = lam[i] * mw[i*d+j] * lam[j]
@@ -94,7 +90,7 @@ func newTaskCovariance(s *System) *taskCovariance {
 		}
 		tc.aw[i*d+i] += nu * tc.yy * lam[i]
 	}
-	return tc
+	return tc, nil
 }
 
 // residual sets g = c·(B − A_w m Λ), or with withB false its linear part
@@ -130,7 +126,7 @@ func (tc *taskCovariance) loss(m []float64) float64 {
 	return l
 }
 
-// minLoss returns min_M L(M) = tr(ΛM_w) − ⟨M*, B⟩ at M* = A_w⁻¹ B Λ⁻¹,
+// minLoss returns min_M L(M) = tr(ΛM_w) + σ² − ⟨M*, B⟩ at M* = A_w⁻¹ B Λ⁻¹,
 // where G = 0.
 func (tc *taskCovariance) minLoss() float64 {
 	d := tc.d
@@ -147,54 +143,54 @@ func (tc *taskCovariance) minLoss() float64 {
 	return l
 }
 
-// eigenMoments returns the population moments of the layer's features in
-// eigen coordinates (Λ diagonal, the fixed tasks rotated by Vᵀ).
-func (s *System) eigenMoments(set Sequences) *Moments {
-	d := s.d
-	lam := make([]float64, d*d)
-	for i, l := range s.Data.lambda {
-		lam[i*d+i] = l
-	}
-	tasks := s.Data.tasks.clone()
-	for k, w := range tasks.Fixed {
-		tasks.Fixed[k] = s.rotateVector(w)
-	}
-	mo := populationMoments(lam, d, s.Data.nu, s.Data.nu2, tasks, set, s.Model.Layer.pairs(d))
-	mo.Compress()
-	return mo
+// eigenMoments returns the population moments of the layer's features
+// in eigen coordinates.
+func (s *System) eigenMoments(set law.Sequences) (*law.Moments, error) {
+	return s.Data.Moments(s.Model.Layer.Pairs(s.d), set, true)
 }
 
-// testLosses are the exact losses on the test sets (Sequences), formed
-// when first asked for.
+// testLosses are the exact losses on the test sets (law.Sequences),
+// formed when first asked for.
 type testLosses struct {
 	coef *Coefficients
-	sets [2]*Moments // in-context, in-weight (nil without fixed tasks)
+	// sets are the moments of the in-context, in-weight and
+	// in-distribution test sets (the last two nil without fixed tasks).
+	sets [3]*law.Moments
+	err  error
 }
 
 // TestLosses returns the exact population losses at y (original basis) on
-// the in-context test set (every w ~ N(0, I)) and on the in-weight one
+// the in-context test set (every w ~ N(0, Ω_test)), on the in-weight one
 // (the query labeled by a fixed task, context labels independent of the
-// tokens; NaN without fixed tasks): docs/training.md, "Data", without
-// sampling.
-func (s *System) TestLosses(y []float64) (icl, iwl float64) {
+// tokens) and on the in-distribution one (a fixed task labels context and
+// query); the last two NaN without fixed tasks (docs/math.md, "Task
+// laws"; docs/training.md, "Data", without sampling).
+func (s *System) TestLosses(y []float64) (icl, iwl, idg float64) {
 	return s.TestLossesEigen(s.ToEigen(s.scr.ye, y))
 }
 
 // TestLossesEigen is TestLosses at y in eigen coordinates.
-func (s *System) TestLossesEigen(y []float64) (icl, iwl float64) {
+func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 	s.checkLen("y", y)
 	t := &s.law.tests
 	if t.coef == nil {
 		t.coef = NewCoefficients(s.d, s.Model)
-		t.sets[0] = s.eigenMoments(InContextTest)
-		if len(s.Data.tasks.Fixed) > 0 {
-			t.sets[1] = s.eigenMoments(InWeightTest)
+		sets := []law.Sequences{law.InContextTest}
+		if s.Data.HasFixed() {
+			sets = append(sets, law.InWeightTest, law.InDistributionTest)
+		}
+		for i, set := range sets {
+			// The sets are valid for the data (law.Data.Moments checks the
+			// same conditions as NewSystem's training moments).
+			t.sets[i], _ = s.eigenMoments(set)
 		}
 	}
 	t.coef.At(y)
-	icl, iwl = t.sets[0].Loss(t.coef.Values()), math.NaN()
-	if t.sets[1] != nil {
-		iwl = t.sets[1].Loss(t.coef.Values())
+	out := [3]float64{math.NaN(), math.NaN(), math.NaN()}
+	for i, mo := range t.sets {
+		if mo != nil {
+			out[i] = mo.Loss(t.coef.Values())
+		}
 	}
-	return icl, iwl
+	return out[0], out[1], out[2]
 }

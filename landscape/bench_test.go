@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 var sinkLoss float64
@@ -12,7 +13,7 @@ var sinkLoss float64
 // for D = 20 (λ_d ∝ 1/d, trace 1, N = 127 as in the paper's
 // high-dimensional figure); memory stays O(D).
 func BenchmarkEnumerate(b *testing.B) {
-	data, err := flow.NewData(flow.PowerLaw(20, 1, 1), nil, 1.0/127)
+	data, err := law.NewData(law.PowerLaw(20, 1, 1), nil, law.Lengths{Nu: 1.0 / 127})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func BenchmarkEnumerate(b *testing.B) {
 // residual, analytic Jacobian (153×153), its symmetric eigendecomposition,
 // escapes and class.
 func BenchmarkStability(b *testing.B) {
-	data, err := flow.NewData(flow.PowerLaw(8, 1, 1), flow.RandomRotation(8, 1), 1.0/31)
+	data, err := law.NewData(law.PowerLaw(8, 1, 1), law.RandomRotation(8, 1), law.Lengths{Nu: 1.0 / 31})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,16 +3,16 @@ package landscape_test
 import (
 	"fmt"
 
-	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/landscape"
+	"github.com/linattn/linattn/law"
 )
 
 // The 2³ fixed points of the separate model for D = 3 (λ = 0.5, 0.3, 0.2,
 // N = 20): each subset S of learned eigenvectors, its loss, and whether
 // training from small initialization passes through it.
 func ExampleEnumerate() {
-	nu, _ := flow.NuFixed(20)
-	data, _ := flow.NewData([]float64{0.5, 0.3, 0.2}, flow.RandomRotation(3, 1), nu)
+	nu, _ := law.NuFixed(20)
+	data, _ := law.NewData([]float64{0.5, 0.3, 0.2}, law.RandomRotation(3, 1), law.Lengths{Nu: nu})
 	landscape.Enumerate(data, func(s landscape.Subset) error {
 		learned := make([]int, 0, s.Size)
 		for _, d := range landscape.Indices(s.Mask) {

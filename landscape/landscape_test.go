@@ -6,14 +6,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/linattn/linattn/flow"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 func paperSystem(t testing.TB, kind flow.Kind) *flow.System {
 	t.Helper()
-	nu, _ := flow.NuFixed(31)
-	data, err := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, err := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +37,8 @@ func randomSystem(t testing.TB, d, h, r int, seed uint64) *flow.System {
 	for i := range lam {
 		lam[i] = 0.05 + rng.Float64()
 	}
-	nu, _ := flow.NuNextToken(5 + d)
-	data, err := flow.NewData(lam, flow.RandomRotation(d, seed), nu)
+	nu, _ := law.NuNextToken(5 + d)
+	data, err := law.NewData(lam, law.RandomRotation(d, seed), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestEnumerate(t *testing.T) {
 	// Ties: with λ = (0.35, 0.35, 0.15, 0.15) (paper, "Dynamics with
 	// repeated eigenvalues") {1}, {2}, {1,2}, {1,2,3}, {1,2,4}, ∅ and the
 	// full set can all be visited.
-	tied, _ := flow.NewData([]float64{0.35, 0.35, 0.15, 0.15}, nil, 1.0/31)
+	tied, _ := law.NewData([]float64{0.35, 0.35, 0.15, 0.15}, nil, law.Lengths{Nu: 1.0 / 31})
 	var masks []uint64
 	Enumerate(tied, func(sub Subset) error {
 		if sub.OnPath {
@@ -244,8 +246,8 @@ func lossHessianTrace(s *flow.System, y []float64) float64 {
 // global minimum is a minimum.
 func TestMergedFixedPoints(t *testing.T) {
 	for _, tau := range []float64{1, 2.5} {
-		nu, _ := flow.NuFixed(31)
-		data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+		nu, _ := law.NuFixed(31)
+		data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 		s, err := flow.NewSystem(data, flow.Model{Kind: flow.Merged, H: 3, Tau: tau})
 		if err != nil {
 			t.Fatal(err)

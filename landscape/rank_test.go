@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // rankCase is a separate model with R > 1 whose plateaus alternate.
@@ -19,14 +20,14 @@ type rankCase struct {
 var rankCases = []rankCase{
 	{"paper λ, H=5, R=2", []float64{0.4, 0.3, 0.2, 0.1}, 5, 2},
 	{"paper λ, H=3, R=3", []float64{0.4, 0.3, 0.2, 0.1}, 3, 3},
-	{"power law D=6, H=4, R=2", flow.PowerLaw(6, 1, 1), 4, 2},
-	{"power law D=6, H=3, R=3", flow.PowerLaw(6, 1, 1), 3, 3},
+	{"power law D=6, H=4, R=2", law.PowerLaw(6, 1, 1), 4, 2},
+	{"power law D=6, H=3, R=3", law.PowerLaw(6, 1, 1), 3, 3},
 }
 
 func (c rankCase) system(t *testing.T) *flow.System {
 	t.Helper()
-	nu, _ := flow.NuFixed(31)
-	data, err := flow.NewData(c.lam, flow.RandomRotation(len(c.lam), 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, err := law.NewData(c.lam, law.RandomRotation(len(c.lam), 1), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}

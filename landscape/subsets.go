@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/bits"
 
-	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // MaxEnumerateDim bounds D for Enumerate: 2^D subsets must be countable.
@@ -45,7 +45,7 @@ type Table struct {
 }
 
 // NewTable prepares the table of data's 2^D subsets.
-func NewTable(data *flow.Data) (*Table, error) {
+func NewTable(data *law.Data) (*Table, error) {
 	if d := data.Dim(); d > MaxEnumerateDim {
 		return nil, fmt.Errorf("landscape: D = %d, the table supports D ≤ %d", d, MaxEnumerateDim)
 	}
@@ -74,7 +74,7 @@ func (t *Table) At(mask uint64) Subset {
 // Enumerate calls fn for every subset S ⊆ {1..D}, in increasing Mask order,
 // with O(D) memory: the loss table of all 2^D fixed points streams through
 // fn. It stops at fn's first error and returns it.
-func Enumerate(data *flow.Data, fn func(Subset) error) error {
+func Enumerate(data *law.Data, fn func(Subset) error) error {
 	t, err := NewTable(data)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func Enumerate(data *flow.Data, fn func(Subset) error) error {
 }
 
 // SubsetOf returns the Subset record of one mask.
-func SubsetOf(data *flow.Data, mask uint64) (Subset, error) {
+func SubsetOf(data *law.Data, mask uint64) (Subset, error) {
 	t, err := NewTable(data)
 	if err != nil {
 		return Subset{}, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/output"
 )
 
@@ -174,7 +175,7 @@ func TestSpecForms(t *testing.T) {
 // writes and a sidecar that describes the model and the problem.
 func TestRunFile(t *testing.T) {
 	t.Parallel()
-	data, err := flow.NewData([]float64{0.5, 0.25}, nil, 0.1)
+	data, err := law.NewData([]float64{0.5, 0.25}, nil, law.Lengths{Nu: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}

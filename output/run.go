@@ -3,9 +3,11 @@ package output
 import (
 	"slices"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
-	"gonum.org/v1/gonum/mat"
+	"github.com/linattn/linattn/law"
 )
 
 // RunArrays lays out the run tr of s as linattn run writes it (out/run.npz):
@@ -106,7 +108,7 @@ func ExtraArrays(m flow.Model, d int, states []float64, nt int) []export.Array {
 // DataArrays are the arrays that describe the task, in every output but a
 // sweep's index: Covariance (D, D), Eigvals (D), Eigvecs (D, D) with
 // column d the eigenvector e_d, and Plateaus (D+1) = L(M_m).
-func DataArrays(data *flow.Data) []export.Array {
+func DataArrays(data *law.Data) []export.Array {
 	d := data.Dim()
 	return []export.Array{
 		export.Floats(Covariance, rowMajor(data.Covariance()), d, d),

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // Plateau is the reduced prediction for the (m+1)-th plateau of the
@@ -30,7 +31,7 @@ type Plateau struct {
 // Chain returns the predictions for the D plateaus of the separate model on
 // data, given for each m the value weight entry[m] > 0 with which the head
 // that learns e_{m+1} enters its plateau.
-func Chain(data *flow.Data, tau float64, entry []float64) ([]Plateau, error) {
+func Chain(data *law.Data, tau float64, entry []float64) ([]Plateau, error) {
 	d := data.Dim()
 	if len(entry) != d {
 		return nil, fmt.Errorf("reduced: %d entry values, want D = %d", len(entry), d)

@@ -3,7 +3,7 @@ package reduced_test
 import (
 	"fmt"
 
-	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/reduced"
 )
 
@@ -12,8 +12,8 @@ import (
 // the exact time to reach v*/2 from the closed form, beside the paper's
 // estimate τ/(λ²v₀).
 func ExampleAnsatz_PlateauLength() {
-	nu, _ := flow.NuFixed(31)
-	data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	a := data.AEigenvalues()
 	an, _ := reduced.NewAnsatz(data.Lambda()[0], a[0], 1)
 	exact, estimate, _ := an.PlateauLength(1e-3)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // MergedWhite is the exact solution of the merged model with white
@@ -60,7 +61,7 @@ func (m MergedWhite) Loss(t float64) (float64, error) {
 // MergedPlateau returns the paper's estimate of the merged model's plateau,
 // τ/(2‖Λ²‖_F) ln(1/s₀) with s₀ = ‖w₂(0)‖² (eq. attnM-duration, with
 // γ = ‖E[y_q z]‖ = ‖Λ²‖_F from eq. attnM-gamma).
-func MergedPlateau(data *flow.Data, tau, s0 float64) (float64, error) {
+func MergedPlateau(data *law.Data, tau, s0 float64) (float64, error) {
 	if !(tau > 0) || !(s0 > 0 && s0 < 1) {
 		return 0, fmt.Errorf("reduced: MergedPlateau needs τ > 0 and 0 < s0 < 1, got τ = %g, s0 = %g", tau, s0)
 	}

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // paperData is the paper's D = 4 example: λ = 0.4, 0.3, 0.2, 0.1, N = 31.
-func paperData(t testing.TB) *flow.Data {
+func paperData(t testing.TB) *law.Data {
 	t.Helper()
-	nu, _ := flow.NuFixed(31)
-	d, err := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(31)
+	d, err := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,8 +243,8 @@ func TestMergedClosedFormMatchesFlow(t *testing.T) {
 		c   = 0.6
 		h   = 3
 	)
-	nu, _ := flow.NuNextToken(20)
-	data, err := flow.NewData(flow.White(dim, c), flow.RandomRotation(dim, 2), nu)
+	nu, _ := law.NuNextToken(20)
+	data, err := law.NewData(law.White(dim, c), law.RandomRotation(dim, 2), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // paperConfig is the paper's D = 4 separate example as its code trains it
@@ -12,8 +13,8 @@ import (
 // P = 80,000, 10,001 epochs of full-batch gradient descent): λ = 0.4, 0.3,
 // 0.2, 0.1 with random eigenvectors, N = 31, the full layer.
 func paperConfig(b *testing.B, att Attention, n, p int, path Path) (Config, []float64) {
-	nu, _ := flow.NuFixed(n)
-	data, err := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(n)
+	data, err := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func paperConfig(b *testing.B, att Attention, n, p int, path Path) (Config, []fl
 	y0, _ := s.Init(0.01, 3)
 	m := Model{Kind: flow.Separate, D: 4, H: 5, R: 1, Attention: att, Layer: flow.FullLayer}
 	theta0, _ := m.FromFlow(y0)
-	return Config{Model: m, Data: withLaw(b, data, flow.Lengths{N: n}, 1, 1), P: p, Seed: 1, Path: path, Tau: 1}, theta0
+	return Config{Model: m, Data: withLaw(b, data, law.Lengths{N: n}, 1, 1), P: p, Seed: 1, Path: path, Tau: 1}, theta0
 }
 
 // benchTrain times drawing the data and steps of full-batch gradient

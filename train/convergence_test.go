@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -14,7 +15,7 @@ import (
 // initialization until converged.
 type flowExample struct {
 	name  string
-	data  *flow.Data
+	data  *law.Data
 	sys   *flow.System
 	y0    []float64
 	model Model
@@ -26,8 +27,8 @@ type flowExample struct {
 
 func newFlowExample(t *testing.T, name string, eigs []float64, kind flow.Kind, h int, lr float64) *flowExample {
 	t.Helper()
-	nu, _ := flow.NuFixed(31)
-	data, err := flow.NewData(eigs, flow.RandomRotation(len(eigs), 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, err := law.NewData(eigs, law.RandomRotation(len(eigs), 1), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func newFlowExample(t *testing.T, name string, eigs []float64, kind flow.Kind, h
 // flow's (the flow's own levels read off the same way).
 func (ex *flowExample) gdErrors(t *testing.T, p int, seed uint64) (drops, plateaus []float64) {
 	t.Helper()
-	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, flow.Lengths{N: 31}, 1, 1), P: p, Seed: seed, Path: MomentsPath, Tau: 1})
+	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: p, Seed: seed, Path: MomentsPath, Tau: 1})
 	T := 1.3 * ex.run.FinalT
 	steps := int(T / tr.Time(ex.lr, 1))
 	res, err := tr.GD(context.Background(), ex.y0, everyStep(ex.lr, steps, ex.sys.Levels()))
@@ -119,8 +120,8 @@ func TestGDApproachesPopulationFlow(t *testing.T) {
 		newFlowExample(t, "merged", []float64{0.4, 0.3, 0.2, 0.1}, flow.Merged, 4, 0.01),
 	}
 	for _, ex := range examples {
-		tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, flow.Lengths{N: 31}, 1, 1), P: 1, Tau: 1})
-		pop, err := ex.data.Moments(flow.ReducedLayer, flow.Training)
+		tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: 1, Tau: 1})
+		pop, err := ex.data.Moments(flow.ReducedLayer.Pairs(ex.data.Dim()), law.Training, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +162,7 @@ func TestGDApproachesPopulationFlow(t *testing.T) {
 // weights move fastest.
 func TestGDFirstOrderInLR(t *testing.T) {
 	ex := newFlowExample(t, "separate", []float64{0.5, 0.3, 0.2}, flow.Separate, 3, 0)
-	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, flow.Lengths{N: 31}, 1, 1), P: 2000, Seed: 5, Path: MomentsPath, Tau: 1})
+	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: 2000, Seed: 5, Path: MomentsPath, Tau: 1})
 	const T = 1500
 	fl, err := tr.Flow(context.Background(), ex.y0, FlowSettings{T: T, Method: ode.DOP853, RTol: 1e-12, ATol: 1e-16})
 	if err != nil {
@@ -207,11 +208,11 @@ func TestFiniteDataConvergesToExactFlow(t *testing.T) {
 	if *convFull {
 		ps = append(ps, 2_000_000)
 	}
-	data, err := flow.NewData(flow.White(4, 0.25), nil, 1)
+	data, err := law.NewData(law.White(4, 0.25), nil, law.Lengths{Nu: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = withLawK(t, data, flow.Lengths{N: 31}, 0.5, 1, 3)
+	data = withLawK(t, data, law.Lengths{N: 31}, 0.5, 1, 3)
 	s, err := flow.NewSystem(data, flow.Model{Kind: flow.Merged, H: 8, Tau: 1, Layer: flow.FullLayer})
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +274,7 @@ func finiteDataDistance(t *testing.T, s *flow.System, exact *flow.Trajectory, y0
 		}
 		d[1] += e / float64(len(exact.Plateaus))
 	}
-	icl, iwl := s.TestLosses(res.Final)
+	icl, iwl, _ := s.TestLosses(res.Final)
 	last := len(exact.Times) - 1
 	d[2] = (math.Abs(icl-exact.TestICL[last])/exact.TestICL[last] + math.Abs(iwl-exact.TestIWL[last])/exact.TestIWL[last]) / 2
 	return d

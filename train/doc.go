@@ -6,7 +6,7 @@
 // (docs/training.md).
 //
 // The data (Task) are the paper's in-context regression sequences,
-// x ~ N(0, Λ) with Λ from a flow.Data, y = wᵀx, with a fixed context length
+// x ~ N(0, Λ) with Λ from a law.Data, y = wᵀx, with a fixed context length
 // or the next-token loss over every prefix, and a fraction of sequences
 // with one fixed task vector. The layer (Model) is the paper's full layer,
 // merged or separate key and query, linear or softmax attention, with

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/train"
 )
 
@@ -13,12 +14,12 @@ import (
 // the population flow: its drop times are within a few percent of the
 // flow's. The loss is the training loss; the data seed is 1.
 func ExampleTrainer_GD() {
-	nu, _ := flow.NuFixed(31)
-	data, _ := flow.NewData([]float64{0.5, 0.3, 0.2}, flow.RandomRotation(3, 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, _ := law.NewData([]float64{0.5, 0.3, 0.2}, law.RandomRotation(3, 1), law.Lengths{Nu: nu})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 3, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
 	m := train.Model{Kind: flow.Separate, D: 3, H: 3, R: 1, Layer: flow.ReducedLayer}
-	sampled, _ := data.WithLengths(flow.Lengths{N: 31}) // sequences need N itself, not only ν
+	sampled, _ := data.WithLengths(law.Lengths{N: 31}) // sequences need N itself, not only ν
 	tr, err := train.New(train.Config{Model: m, Data: sampled, P: 200000, Seed: 1, Tau: 1})
 	if err != nil {
 		fmt.Println(err)

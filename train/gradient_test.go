@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // smallCase is a small problem on which every evaluation is checked.
@@ -44,13 +45,13 @@ func allSmallCases() []smallCase {
 // withLaw returns data with the context lengths l and the task law: a
 // fraction icl of in-context sequences, one fixed task drawn with seed
 // (as linattn train draws it from the data seed).
-func withLaw(t testing.TB, data *flow.Data, l flow.Lengths, icl float64, seed uint64) *flow.Data {
+func withLaw(t testing.TB, data *law.Data, l law.Lengths, icl float64, seed uint64) *law.Data {
 	t.Helper()
 	data, err := data.WithLengths(l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, err = data.WithTasks(flow.Tasks{ICL: icl, Fixed: flow.FixedTasks(data.Dim(), 1, seed)}); err != nil {
+	if data, err = data.WithTasks(law.Tasks{ICL: icl, Fixed: law.FixedTasks(data.Dim(), 1, seed)}); err != nil {
 		t.Fatal(err)
 	}
 	return data
@@ -61,11 +62,11 @@ func withLaw(t testing.TB, data *flow.Data, l flow.Lengths, icl float64, seed ui
 func smallConfig(t testing.TB, c smallCase, path Path) Config {
 	t.Helper()
 	lambda := []float64{0.5, 0.3, 0.2}
-	lengths := flow.Lengths{N: 5}
+	lengths := law.Lengths{N: 5}
 	if c.ntp {
-		lengths = flow.Lengths{NTPMax: 4}
+		lengths = law.Lengths{NTPMax: 4}
 	}
-	data, err := flow.NewData(lambda, flow.RandomRotation(3, 2), 1)
+	data, err := law.NewData(lambda, law.RandomRotation(3, 2), law.Lengths{Nu: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package train
 
-import "github.com/linattn/linattn/flow"
+import "github.com/linattn/linattn/law"
 
 // The empirical moments of the features z = u ⊗ x_q (featureMap) and the
 // labels over the predictions of a set of sequences, each prediction
@@ -8,14 +8,14 @@ import "github.com/linattn/linattn/flow"
 //
 //	ZZ = Σ w z zᵀ (F×F),  YZ = Σ w y z,  YY = Σ w y²,
 //
-// in a flow.Moments, whose quadratic form is then the training loss of
+// in a law.Moments, whose quadratic form is then the training loss of
 // linear attention (docs/training.md, "The exact fast path"): its cost no
 // longer depends on the number of sequences. Their expectations are the
-// population moments of flow.Data.Moments.
+// population moments of law.Data.Moments.
 
 // addPrediction adds the prediction with features u ⊗ xq, label y and
 // weight w to the upper triangle of mo.ZZ. z is scratch of length F.
-func addPrediction(mo *flow.Moments, u, xq []float64, y, w float64, z []float64) {
+func addPrediction(mo *law.Moments, u, xq []float64, y, w float64, z []float64) {
 	d := len(xq)
 	for p, up := range u {
 		for c, x := range xq {
@@ -35,7 +35,7 @@ func addPrediction(mo *flow.Moments, u, xq []float64, y, w float64, z []float64)
 }
 
 // symmetrize copies the upper triangle of ZZ to the lower one.
-func symmetrize(mo *flow.Moments) {
+func symmetrize(mo *law.Moments) {
 	f := mo.F
 	for i := 0; i < f; i++ {
 		for j := i + 1; j < f; j++ {
@@ -46,19 +46,19 @@ func symmetrize(mo *flow.Moments) {
 
 // sampleMoments draws the n sequences of set and accumulates their
 // moments without storing them.
-func sampleMoments(smp *sampler, fm *featureMap, set seqSet, n int) *flow.Moments {
+func sampleMoments(smp *sampler, fm *featureMap, set seqSet, n int) *law.Moments {
 	sh := smp.shape
 	w := sh.weight / float64(n)
 	nw := workers()
 	smps := clones(smp, nw)
-	part := make([]*flow.Moments, nw)
+	part := make([]*law.Moments, nw)
 	seqs := make([]*sequence, nw)
 	acc, u, z := make([][]float64, nw), make([][]float64, nw), make([][]float64, nw)
 	for k := range part {
-		part[k], seqs[k] = flow.NewMoments(fm.size()), newSequence(sh, fm.d)
+		part[k], seqs[k] = law.NewMoments(fm.size()), newSequence(sh, fm.d)
 		acc[k], u[k], z[k] = make([]float64, fm.du), make([]float64, fm.du), make([]float64, fm.size())
 	}
-	total := flow.NewMoments(fm.size())
+	total := law.NewMoments(fm.size())
 	compute := func(k, b int) {
 		part[k].Reset()
 		lo, hi := blockRange(b, n)
@@ -77,11 +77,11 @@ func sampleMoments(smp *sampler, fm *featureMap, set seqSet, n int) *flow.Moment
 // momentsObjective is the loss through moments as a coeffObjective: full
 // batch only.
 type momentsObjective struct {
-	mo *flow.Moments
+	mo *law.Moments
 	r  []float64
 }
 
-func newMomentsObjective(mo *flow.Moments) *momentsObjective {
+func newMomentsObjective(mo *law.Moments) *momentsObjective {
 	return &momentsObjective{mo: mo, r: make([]float64, mo.F)}
 }
 

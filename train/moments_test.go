@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // TestPopulationMomentsGiveTheFlow: the reduced layer trained on the
@@ -13,7 +14,7 @@ import (
 // at random states of both models (docs/math.md, "Population loss and
 // flow"; here the moments form and there the residual G = Λ² − AMΛ).
 func TestPopulationMomentsGiveTheFlow(t *testing.T) {
-	data, err := flow.NewData([]float64{0.5, 0.3, 0.15, 0.05}, flow.RandomRotation(4, 7), 1.0/9)
+	data, err := law.NewData([]float64{0.5, 0.3, 0.15, 0.05}, law.RandomRotation(4, 7), law.Lengths{Nu: 1.0 / 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestPopulationMomentsGiveTheFlow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pop, err := data.Moments(flow.ReducedLayer, flow.Training)
+		pop, err := data.Moments(flow.ReducedLayer.Pairs(data.Dim()), law.Training, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func TestPopulationMomentsGiveTheFlow(t *testing.T) {
 // M. Tokens drawn from N(0, 1.02Λ) instead would be 5 to 15 standard
 // errors off.
 func TestMonteCarloLoss(t *testing.T) {
-	data, err := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), 1.0/7)
+	data, err := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: 1.0 / 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestMonteCarloLoss(t *testing.T) {
 		m := Model{Kind: flow.Merged, D: 4, H: 1, Layer: blocks}
 		trainers := make([]*Trainer, 30)
 		for i := range trainers {
-			trainers[i] = newTrainer(t, Config{Model: m, Data: withLaw(t, data, flow.Lengths{N: 7}, 1, uint64(100+i)), P: 10000,
+			trainers[i] = newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 7}, 1, uint64(100+i)), P: 10000,
 				Seed: uint64(100 + i), Path: MomentsPath, Tau: 1})
 		}
 		for name, y := range states {
@@ -98,7 +99,7 @@ func TestMonteCarloLoss(t *testing.T) {
 }
 
 // mulInvDiag returns M* = A⁻¹Λ row-major: V diag(λ_d/a_d) Vᵀ.
-func mulInvDiag(data *flow.Data) []float64 {
+func mulInvDiag(data *law.Data) []float64 {
 	d := data.Dim()
 	v, me := data.Vecs(), data.MapEigenvalues()
 	out := make([]float64, d*d)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // mcFull runs TestPopulationMonteCarlo with 10⁷ sequences on every
@@ -52,7 +53,7 @@ func allMCCases() []mcCase {
 }
 
 // TestPopulationMonteCarlo checks the exact population moments of the
-// full layer (flow.Data.Moments, docs/math.md "The full layer") against
+// full layer (law.Data.Moments, docs/math.md "The full layer") against
 // sampled sequences, independently of the moment formulas: every entry of
 // E[zzᵀ] and E[y_q z] and E[y_q²] from the features of the sequences, and
 // at five random weights (every block nonzero) the training loss and each
@@ -95,16 +96,16 @@ func (w *mcWorst) check(t *testing.T, name string, mean, se, exact float64) {
 
 func checkMonteCarlo(t *testing.T, c mcCase, n int, seed uint64) mcWorst {
 	lam := []float64{0.5, 0.3, 0.2, 0.1}[:c.d]
-	data, err := flow.NewData(lam, flow.RandomRotation(c.d, seed), 1)
+	data, err := law.NewData(lam, law.RandomRotation(c.d, seed), law.Lengths{Nu: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = withLawK(t, data, flow.Lengths{N: c.n}, c.icl, c.k, seed)
+	data = withLawK(t, data, law.Lengths{N: c.n}, c.icl, c.k, seed)
 	m := Model{Kind: c.kind, D: c.d, H: 2, R: c.r, Layer: flow.FullLayer}
 	mc := newMCSampler(data, m, n, seed)
 	var worst mcWorst
-	for set, name := range map[flow.Sequences]string{flow.Training: "train", flow.InContextTest: "icl", flow.InWeightTest: "iwl"} {
-		mo, err := data.Moments(flow.FullLayer, set)
+	for set, name := range map[law.Sequences]string{law.Training: "train", law.InContextTest: "icl", law.InWeightTest: "iwl"} {
+		mo, err := data.Moments(flow.FullLayer.Pairs(data.Dim()), set, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,11 +116,11 @@ func checkMonteCarlo(t *testing.T, c mcCase, n int, seed uint64) mcWorst {
 }
 
 // withLawK is withLaw with K fixed tasks.
-func withLawK(t testing.TB, data *flow.Data, l flow.Lengths, icl float64, k int, seed uint64) *flow.Data {
+func withLawK(t testing.TB, data *law.Data, l law.Lengths, icl float64, k int, seed uint64) *law.Data {
 	t.Helper()
 	data, err := data.WithLengths(l)
 	if err == nil {
-		data, err = data.WithTasks(flow.Tasks{ICL: icl, Fixed: flow.FixedTasks(data.Dim(), k, seed)})
+		data, err = data.WithTasks(law.Tasks{ICL: icl, Fixed: law.FixedTasks(data.Dim(), k, seed)})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ type mcSampler struct {
 	blocks  []*flow.Blocks
 }
 
-func newMCSampler(data *flow.Data, m Model, n int, seed uint64) *mcSampler {
+func newMCSampler(data *law.Data, m Model, n int, seed uint64) *mcSampler {
 	coef := flow.NewCoefficients(m.D, m.flowModel())
 	mc := &mcSampler{smp: newSampler(data, seed), fm: newFeatureMap(coef, m.Layer, m.D), coef: coef, m: m,
 		n: n, f: coef.Features(), l: m.Len()}
@@ -158,8 +159,8 @@ func newMCSampler(data *flow.Data, m Model, n int, seed uint64) *mcSampler {
 // quantities returns the number of summed quantities of set: the upper
 // triangle of zzᵀ, y z and y² (training set), then per weight the loss
 // and (training set) its gradient.
-func (mc *mcSampler) quantities(set flow.Sequences) int {
-	if set != flow.Training {
+func (mc *mcSampler) quantities(set law.Sequences) int {
+	if set != law.Training {
 		return len(mc.weights)
 	}
 	return mc.f*(mc.f+1)/2 + mc.f + 1 + len(mc.weights)*(1+mc.l)
@@ -170,9 +171,9 @@ type mcSums struct{ sum, sum2 []float64 }
 
 // run draws the n sequences of set and sums their quantities, block by
 // block in a fixed order.
-func (mc *mcSampler) run(set flow.Sequences) mcSums {
+func (mc *mcSampler) run(set law.Sequences) mcSums {
 	q := mc.quantities(set)
-	seqSet := map[flow.Sequences]seqSet{flow.Training: setTrain, flow.InContextTest: setICL, flow.InWeightTest: setIWL}[set]
+	seqSet := map[law.Sequences]seqSet{law.Training: setTrain, law.InContextTest: setICL, law.InWeightTest: setIWL}[set]
 	nw := workers()
 	total := mcSums{make([]float64, q), make([]float64, q)}
 	parts := make([]mcSums, nw)
@@ -261,7 +262,7 @@ func (mc *mcSampler) sequence(s *mcScratch, set seqSet, mu int) []float64 {
 }
 
 // compare checks the means of the sums against the exact moments mo.
-func (mc *mcSampler) compare(t *testing.T, worst *mcWorst, set string, acc mcSums, mo *flow.Moments) {
+func (mc *mcSampler) compare(t *testing.T, worst *mcWorst, set string, acc mcSums, mo *law.Moments) {
 	n := float64(mc.n)
 	k := 0
 	next := func(name string, exact float64) {

@@ -6,10 +6,10 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
-// sequenceShape is what the context lengths of the data (flow.Lengths: a
+// sequenceShape is what the context lengths of the data (law.Lengths: a
 // fixed N, or the next-token loss over every prefix) make of a sequence:
 // its tokens (context and query) and the context lengths first..last of
 // its predictions, each with weight in the loss of the sequence.
@@ -18,7 +18,7 @@ type sequenceShape struct {
 	weight              float64
 }
 
-func shapeOf(l flow.Lengths) sequenceShape {
+func shapeOf(l law.Lengths) sequenceShape {
 	if l.NTPMax > 0 {
 		return sequenceShape{tokens: l.NTPMax + 1, first: 1, last: l.NTPMax, weight: 1 / float64(l.NTPMax)}
 	}
@@ -29,12 +29,12 @@ var errNilData = errors.New("train: Config.Data is nil")
 
 // checkData validates the data: sequences need their context lengths, not
 // only ν.
-func checkData(data *flow.Data) error {
+func checkData(data *law.Data) error {
 	if data == nil {
 		return errNilData
 	}
 	if l := data.Lengths(); !l.Sampled() {
-		return fmt.Errorf("train: the data give only ν = %g; sampling needs the context lengths (flow.Data.WithLengths: N or NTPMax)", l.Nu)
+		return fmt.Errorf("train: the data give only ν = %g; sampling needs the context lengths (law.Data.WithLengths: N or NTPMax)", l.Nu)
 	}
 	return nil
 }
@@ -48,13 +48,13 @@ const (
 	// setICL sequences are purely in-context: a fresh w ~ N(0, I) each.
 	setICL
 	// setIWL sequences are purely in-weight: the query is labeled by a
-	// fixed task vector (one of flow.Tasks.Fixed, uniformly), and the
+	// fixed task vector (one of law.Tasks.Fixed, uniformly), and the
 	// context labels are independent of the tokens, drawn N(0, tr Λ) (the
 	// variance of y under random tasks; the paper's code draws N(0, 1) with
 	// tr Λ = 1), so the context carries no information about the query's
 	// label.
 	setIWL
-	_ // the stream flow.FixedTasks draws the fixed tasks from
+	_ // the stream law.FixedTasks draws the fixed tasks from
 )
 
 // sequence holds the tokens of one sequence: tok (tokens × (D+1),
@@ -78,17 +78,17 @@ type sampler struct {
 	d      int
 	factor []float64   // V diag(√λ), row-major: x = factor·g with g ~ N(0, I)
 	icl    float64     // the fraction c of in-context training sequences
-	fixed  [][]float64 // the fixed task vectors (flow.Tasks.Fixed)
+	fixed  [][]float64 // the fixed task vectors (law.Tasks.Fixed)
 	noise  float64     // √tr(Λ), the scale of the in-weight test set's context labels
 	pcg    *rand.PCG
 	rng    *rand.Rand
 	g, w   []float64
 }
 
-func newSampler(data *flow.Data, seed uint64) *sampler {
+func newSampler(data *law.Data, seed uint64) *sampler {
 	d := data.Dim()
 	tasks := data.Tasks()
-	s := &sampler{shape: shapeOf(data.Lengths()), seed: seed, d: d, icl: tasks.ICL, fixed: tasks.Fixed,
+	s := &sampler{shape: shapeOf(data.Lengths()), seed: seed, d: d, icl: tasks.Fraction(), fixed: tasks.Fixed,
 		noise: math.Sqrt(data.Trace()), g: make([]float64, d), w: make([]float64, d)}
 	s.pcg = rand.NewPCG(0, 0)
 	s.rng = rand.New(s.pcg)

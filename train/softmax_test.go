@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // TestSoftmaxDrops is the paper's softmax experiment (figure softmax-attn:
@@ -21,8 +22,8 @@ import (
 // merged one from 0.92 over steps 70–170, after a plateau, then decreases
 // slowly.
 func TestSoftmaxDrops(t *testing.T) {
-	nu, _ := flow.NuFixed(10)
-	data, err := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(10)
+	data, err := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestSoftmaxDrops(t *testing.T) {
 		if kind == flow.Separate {
 			m.R = 1
 		}
-		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, flow.Lengths{N: 10}, 1, 1), P: 300, Seed: 1, Tau: 1})
+		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 10}, 1, 1), P: 300, Seed: 1, Tau: 1})
 		s, _ := flow.NewSystem(data, flow.Model{Kind: kind, H: m.H, R: m.R, Tau: 1})
 		y0, _ := s.Init(0.01, 3)
 		theta, _ := m.FromFlow(y0)

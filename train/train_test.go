@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // TestFixedTaskFraction is the paper's in-context vs in-weight experiment
@@ -22,8 +23,8 @@ import (
 // against 1.07 (c = 1), in-context 0.148 (c = 1) against 1.79 (c = 0);
 // the assertions ask for a factor 4.
 func TestFixedTaskFraction(t *testing.T) {
-	nu, _ := flow.NuFixed(31)
-	data, err := flow.NewData(flow.White(4, 0.25), flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, err := law.NewData(law.White(4, 0.25), law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestFixedTaskFraction(t *testing.T) {
 	final := map[float64][2]float64{}
 	for _, c := range []float64{0, 1} {
 		m := Model{Kind: flow.Merged, D: 4, H: 8, Layer: flow.FullLayer}
-		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, flow.Lengths{N: 31}, c, 1), P: 5000, Test: 2000, Seed: 1, Tau: 1})
+		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 31}, c, 1), P: 5000, Test: 2000, Seed: 1, Tau: 1})
 		theta, _ := m.FromFlow(y0)
 		res, err := tr.GD(context.Background(), theta, GDSettings{LR: 0.5, Steps: 4000})
 		if err != nil {
@@ -79,7 +80,7 @@ func TestSampling(t *testing.T) {
 		t.Errorf("%d of %d sequences use w₀, want %.0f ± %.0f", fixed, cfg.P, want, sd)
 	}
 	cfg1 := cfg
-	cfg1.Data, _ = cfg.Data.WithTasks(flow.Tasks{ICL: 1, Fixed: cfg.Data.Tasks().Fixed})
+	cfg1.Data, _ = cfg.Data.WithTasks(law.Tasks{ICL: 1, Fixed: cfg.Data.Tasks().Fixed})
 	raw1 := newTrainer(t, cfg1).train.(*tokenObjective).set
 	for i := 0; i < len(raw.tok); i += d1 {
 		for k := 0; k < 3; k++ {
@@ -224,7 +225,7 @@ func TestConfigErrors(t *testing.T) {
 		"P = 0":            {func(c *Config) { c.P = 0 }, "P = 0 training sequences, want P ≥ 1"},
 		"Test = -1":        {func(c *Config) { c.Test = -1 }, "Test = -1, want ≥ 0"},
 		"Batch = 8":        {func(c *Config) { c.Batch = 8 }, "Batch = 8, want 0 (full batch) or a minibatch size in [1, P = 7]"},
-		"ν only":           {func(c *Config) { c.Data, _ = flow.NewData([]float64{1, 1, 1}, nil, 0.2) }, "sampling needs the context lengths"},
+		"ν only":           {func(c *Config) { c.Data, _ = law.NewData([]float64{1, 1, 1}, nil, law.Lengths{Nu: 0.2}) }, "sampling needs the context lengths"},
 		"no data":          {func(c *Config) { c.Data = nil }, "Config.Data is nil"},
 		"Tau = 0":          {func(c *Config) { c.Tau = 0 }, "Tau = 0, want a finite τ > 0"},
 		"R = 4":            {func(c *Config) { c.Model.R = 4 }, "R = 4, want 1 ≤ R ≤ D = 3"},

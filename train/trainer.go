@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // Path is how the loss and its gradient are computed.
@@ -59,7 +60,7 @@ type Config struct {
 	// next-token loss, not ν alone); the law of the task vector
 	// (Data.Tasks: the fraction c of in-context training sequences, and
 	// the fixed tasks of the others and of the in-weight test set).
-	Data *flow.Data
+	Data *law.Data
 	P    int // number of training sequences, ≥ 1
 	// Test is the number of sequences in each test set, ≥ 0: in-context,
 	// and in-weight when the data have fixed tasks (docs/training.md).

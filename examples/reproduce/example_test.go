@@ -7,13 +7,14 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/output"
 )
 
 // linattn run's default job through the library: out/run.npz, byte for byte.
 func Example() {
-	nu, _ := flow.NuFixed(31)
-	data, _ := flow.NewData([]float64{0.4, 0.3, 0.2, 0.1}, flow.RandomRotation(4, 1), nu)
+	nu, _ := law.NuFixed(31)
+	data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 4, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
 	tr, _ := s.Run(context.Background(), y0, flow.RunSettings{}) // until converged, 2001 samples

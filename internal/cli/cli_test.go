@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/linattn/linattn/output"
 	"math"
 	"os"
 	"os/exec"
@@ -20,9 +19,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linattn/linattn/law"
+	"github.com/linattn/linattn/output"
+
+	"github.com/sbinet/npyio/npz"
+
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/spec"
-	"github.com/sbinet/npyio/npz"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -530,7 +533,7 @@ func TestReduced(t *testing.T) {
 func TestReducedWhiteClosedForm(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	data, err := flow.NewData(flow.White(3, 0.5), nil, 1.0/10)
+	data, err := law.NewData(law.White(3, 0.5), nil, law.Lengths{Nu: 1.0 / 10})
 	if err != nil {
 		t.Fatal(err)
 	}

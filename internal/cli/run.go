@@ -291,9 +291,9 @@ func describeJob(job *spec.Job) string {
 	}
 	desc := fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
 		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, ctx, s.Data.Nu())
-	if tasks := s.Data.Tasks(); tasks.ICL < 1 {
+	if tasks := s.Data.Tasks(); tasks.Fraction() < 1 {
 		desc += fmt.Sprintf("\ntasks: a fraction c=%g in-context (w ~ N(0, I)), the others one of K=%d fixed tasks (data seed %d)",
-			tasks.ICL, len(tasks.Fixed), sp.DataSeed)
+			tasks.Fraction(), len(tasks.Fixed), sp.DataSeed)
 	}
 	return desc
 }

@@ -141,7 +141,7 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 		n := s.Len()
 		c.testICL, c.testIWL = make([]float64, len(res.Times)), make([]float64, len(res.Times))
 		for i := range res.Times {
-			c.testICL[i], c.testIWL[i] = s.TestLosses(states[i*n : (i+1)*n])
+			c.testICL[i], c.testIWL[i], _ = s.TestLosses(states[i*n : (i+1)*n])
 		}
 	}
 	return c

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/output"
 )
 
@@ -48,7 +48,7 @@ func TestFieldDefaults(t *testing.T) {
 		"path": "auto", "gd": "true", "data-seed": "3", "tasks": "1",
 		// train (in allGroups) uses the fixed task for its in-weight test:
 		// the sidecar records the one drawn from the data seed.
-		"w0": floatsText(flow.FixedTasks(4, 1, 3)[0]),
+		"w0": floatsText(law.FixedTasks(4, 1, 3)[0]),
 	}
 	job, err := resolve(&output.Spec{}, 1e12, allGroups...)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 )
 
 // resolveLaw settles the layer and the law of the task vector (-layer,
@@ -93,24 +93,22 @@ func (s *Spec) usesTasks() bool {
 }
 
 // lengths returns the context lengths of -N or -ntp-max (only ν with -nu).
-func (s *Spec) lengths() flow.Lengths {
+func (s *Spec) lengths() law.Lengths {
 	switch {
 	case s.Given("N"):
-		return flow.Lengths{N: s.N}
+		return law.Lengths{N: s.N}
 	case s.Given("ntp-max"):
-		return flow.Lengths{NTPMax: s.NTPMax}
+		return law.Lengths{NTPMax: s.NTPMax}
 	}
-	return flow.Lengths{Nu: s.Nu}
+	return law.Lengths{Nu: s.Nu}
 }
 
-// law returns data with the context lengths (unless only ν is given), and
-// the task law: -icl, and the fixed tasks of -w0 or drawn (K of them, from
+// law returns data with the task law: -icl, and the fixed tasks of -w0 or drawn (K of them, from
 // the data seed). A sidecar records the drawn tasks as -w0 when they have
 // an effect, so that it reruns them.
-func (s *Spec) law(data *flow.Data) (*flow.Data, error) {
-	data, err := data.WithLengths(s.lengths())
-	if err != nil || !s.Given("tasks") {
-		return data, err // landscape and reduced: in-context
+func (s *Spec) law(data *law.Data) (*law.Data, error) {
+	if !s.Given("tasks") {
+		return data, nil // landscape and reduced: in-context
 	}
 	fixed := make([][]float64, 0, s.Tasks)
 	if s.Given("w0") {
@@ -118,13 +116,14 @@ func (s *Spec) law(data *flow.Data) (*flow.Data, error) {
 			fixed = append(fixed, s.W0[k*s.D:(k+1)*s.D])
 		}
 	} else {
-		fixed = flow.FixedTasks(s.D, s.Tasks, s.DataSeed)
+		fixed = law.FixedTasks(s.D, s.Tasks, s.DataSeed)
 		if s.usesTasks() {
 			s.W0 = slices.Concat(fixed...)
 			s.Mark("w0")
 		}
 	}
-	if data, err = data.WithTasks(flow.Tasks{ICL: s.ICL, Fixed: fixed}); err != nil {
+	data, err := data.WithTasks(law.Tasks{ICL: s.ICL, Fixed: fixed})
+	if err != nil {
 		return nil, fmt.Errorf("-w0: %w", err)
 	}
 	return data, nil

@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/output"
-	"gonum.org/v1/gonum/mat"
 )
 
 // Defaults: the paper's D = 4 separate key–query example (figure
@@ -49,7 +51,7 @@ type Spec struct {
 // Job is a resolved specification with the objects it describes.
 type Job struct {
 	Spec   *output.Spec // every field the command reads is given
-	Data   *flow.Data
+	Data   *law.Data
 	System *flow.System
 	Y0     []float64 // initial state, original basis
 	Method ode.Method
@@ -196,10 +198,10 @@ func (s *Spec) lambda() []float64 {
 	case s.Given("eigs"):
 		return s.Eigs
 	case s.Given("white"):
-		return flow.White(s.D, s.White)
+		return law.White(s.D, s.White)
 	default:
 		alpha, _ := parsePower(s.Spectrum) // checked by resolveSpectrum
-		return flow.PowerLaw(s.D, alpha, 1)
+		return law.PowerLaw(s.D, alpha, 1)
 	}
 }
 
@@ -224,18 +226,6 @@ func (s *Spec) resolveContext() error {
 		}
 	}
 	return nil
-}
-
-// nu returns ν = E[1/N] of a resolved spec.
-func (s *Spec) nu() (float64, error) {
-	switch {
-	case s.Given("N"):
-		return 1 / float64(s.N), nil
-	case s.Given("nu"):
-		return s.Nu, nil
-	default:
-		return flow.NuNextToken(s.NTPMax)
-	}
 }
 
 // resolveHeads settles H, R, -balanced and τ.
@@ -358,15 +348,11 @@ func (s *Spec) resolveReduced() error {
 // build constructs the data, the system and the initial state of the
 // resolved spec s.
 func (job *Job) build(s *Spec) error {
-	nu, err := s.nu()
-	if err != nil {
-		return err
-	}
 	vecs, err := job.eigenvectors(s.D)
 	if err != nil {
 		return err
 	}
-	if job.Data, err = flow.NewData(s.lambda(), vecs, nu); err != nil {
+	if job.Data, err = law.NewData(s.lambda(), vecs, s.lengths()); err != nil {
 		return fmt.Errorf("-eigvecs: %w", err)
 	}
 	if job.Data, err = s.law(job.Data); err != nil {
@@ -430,7 +416,7 @@ func (j *Job) eigenvectors(d int) (*mat.Dense, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-eigvecs = %q, want random:SEED with SEED an integer in [0, 2^64)", ev)
 		}
-		return flow.RandomRotation(d, seed), nil
+		return law.RandomRotation(d, seed), nil
 	}
 	if !strings.HasSuffix(ev, ".npy") {
 		return nil, fmt.Errorf("-eigvecs = %q, want identity, random, random:SEED or a FILE.npy", ev)

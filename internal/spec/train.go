@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/train"
 )
 
@@ -70,10 +71,7 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 		return fmt.Errorf("-path = %q, want auto, direct, moments or columns", s.Path)
 	}
 	// The estimate needs the shapes only: any Λ of the right dimension.
-	placeholder, err := flow.NewData(flow.White(s.D, 1), nil, 1)
-	if err == nil {
-		placeholder, err = placeholder.WithLengths(s.lengths())
-	}
+	placeholder, err := law.NewData(law.White(s.D, 1), nil, s.lengths())
 	if err != nil {
 		return err
 	}
@@ -89,7 +87,7 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 // its data carry the context lengths and the task law.
 func (j *Job) TrainConfig() train.Config { return (&Spec{Spec: j.Spec}).trainConfig(j.Data) }
 
-func (s *Spec) trainConfig(data *flow.Data) train.Config {
+func (s *Spec) trainConfig(data *law.Data) train.Config {
 	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R, Layer: flow.FullLayer}
 	if s.Model == "merged" {
 		m.Kind, m.R = flow.Merged, 0

@@ -1,4 +1,4 @@
-package flow
+package law
 
 import (
 	"errors"
@@ -6,8 +6,11 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 )
+
+var impl gonum.Implementation
 
 // Moments are the second moments of the features z and the label y of
 // linear attention, a linear model ŷ = cᵀz in its coefficients c
@@ -61,8 +64,8 @@ func (m *Moments) Compress() {
 	m.sparse = s
 }
 
-// mulVec sets dst = ZZ·c.
-func (m *Moments) mulVec(dst, c []float64) {
+// MulVec sets dst = ZZ·c (through its nonzeros after Compress).
+func (m *Moments) MulVec(dst, c []float64) {
 	if s := m.sparse; s != nil {
 		for i := range dst {
 			var sum float64
@@ -104,7 +107,7 @@ func (m *Moments) Reset() {
 
 func (m *Moments) check(name string, c []float64) {
 	if len(c) != m.F {
-		panic(fmt.Sprintf("flow: len(%s) = %d, want F = %d features", name, len(c), m.F))
+		panic(fmt.Sprintf("law: len(%s) = %d, want F = %d features", name, len(c), m.F))
 	}
 }
 
@@ -117,7 +120,7 @@ func (m *Moments) Loss(c []float64) float64 {
 // and returns L(c).
 func (m *Moments) Residual(r, c []float64) float64 {
 	m.check("c", c)
-	m.mulVec(m.zc, c)
+	m.MulVec(m.zc, c)
 	loss := m.YY
 	for i, ci := range c {
 		loss += ci * (m.zc[i] - 2*m.YZ[i])
@@ -162,7 +165,7 @@ func (m *Moments) Minimum() (loss float64, cstar []float64, err error) {
 func (m *Moments) pseudoSolve() ([]float64, error) {
 	var eig mat.EigenSym
 	if !eig.Factorize(mat.NewSymDense(m.F, append([]float64(nil), m.ZZ...)), true) {
-		return nil, errors.New("flow: the eigendecomposition of the feature moments ZZ failed")
+		return nil, errors.New("law: the eigendecomposition of the feature moments ZZ failed")
 	}
 	vals := eig.Values(nil)
 	var vecs mat.Dense

@@ -1,4 +1,4 @@
-package flow
+package law
 
 import (
 	"errors"
@@ -10,9 +10,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Data is the in-context linear regression task: tokens x ~ N(0, Λ) in R^D
-// with Λ = Σ_d λ_d e_d e_dᵀ, tasks w ~ N(0, I), and the context length
-// entering only through ν = E[1/N] (docs/math.md, "Conventions").
+// Data is the law of the sequences of in-context linear regression
+// (docs/math.md, "Conventions" and "Task laws"): tokens x ~ N(0, Λ) in R^D
+// with Λ = Σ_d λ_d e_d e_dᵀ, the context lengths (Lengths), the law of the
+// task vector w (Tasks: by default every w ~ N(0, I)) and the label noise,
+// y = wᵀx + ε with ε ~ N(0, σ²) (by default σ² = 0).
 type Data struct {
 	lambda []float64  // eigenvalues λ_1 ≥ … ≥ λ_D > 0
 	vecs   *mat.Dense // orthonormal eigenvectors e_d as columns (D×D)
@@ -20,9 +22,11 @@ type Data struct {
 	a      []float64  // eigenvalues of A = E[Λ̂²]
 	trace  float64
 
-	lengths Lengths // the law of the context length (law.go)
+	lengths Lengths // the law of the context length (lengths.go)
 	nu2     float64 // E[1/N²]; NaN when only ν is known
-	tasks   Tasks   // the law of the task vector
+	tasks   Tasks   // the law of the labels (tasks.go)
+	// fixedEigen are the fixed tasks in eigen coordinates, Vᵀw.
+	fixedEigen [][]float64
 }
 
 // Data is immutable: the accessors return copies.
@@ -34,53 +38,38 @@ func (d *Data) Lambda() []float64 { return append([]float64(nil), d.lambda...) }
 // matrix.
 func (d *Data) Vecs() *mat.Dense { return mat.DenseCopyOf(d.vecs) }
 
-// Nu returns ν = E[1/N] ∈ (0, 1].
-func (d *Data) Nu() float64 { return d.nu }
-
-// NewData returns the task with eigenvalues lambda, eigenvectors the columns
-// of vecs (nil means the identity) and ν = nu, every sequence in-context
-// (w ~ N(0, I)). The eigenpairs are sorted by decreasing eigenvalue; equal
-// eigenvalues keep their given order. WithLengths gives the context lengths
-// themselves and WithTasks another law of the task vector.
-func NewData(lambda []float64, vecs *mat.Dense, nu float64) (*Data, error) {
+// NewData returns the law with eigenvalues lambda, eigenvectors the
+// columns of vecs (nil means the identity) and the context lengths l,
+// every sequence in-context (w ~ N(0, I)) and noiseless. The eigenpairs
+// are sorted by decreasing eigenvalue; equal eigenvalues keep their given
+// order. WithTasks gives another law of the task vector, WithNoise label
+// noise.
+func NewData(lambda []float64, vecs *mat.Dense, l Lengths) (*Data, error) {
 	d := len(lambda)
 	if d < 1 {
-		return nil, errors.New("flow: D = len(lambda) = 0, want D ≥ 1")
+		return nil, errors.New("law: D = len(lambda) = 0, want D ≥ 1")
 	}
-	for i, l := range lambda {
-		if !(l > 0) || math.IsInf(l, 0) {
-			return nil, fmt.Errorf("flow: lambda[%d] = %g, want a finite eigenvalue > 0", i, l)
+	for i, x := range lambda {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("law: lambda[%d] = %g, want a finite eigenvalue > 0", i, x)
 		}
 	}
-	if !(nu > 0 && nu <= 1) {
-		return nil, fmt.Errorf("flow: nu = E[1/N] = %g, want a value in (0, 1]", nu)
+	if err := l.validate(); err != nil {
+		return nil, err
 	}
 	if vecs == nil {
 		vecs = identity(d)
 	}
-	if r, c := vecs.Dims(); r != d || c != d {
-		return nil, fmt.Errorf("flow: eigenvectors are %d×%d, want %d×%d", r, c, d, d)
-	}
-	var vtv mat.Dense
-	vtv.Mul(vecs.T(), vecs)
-	for i := 0; i < d; i++ {
-		for j := 0; j < d; j++ {
-			want := 0.0
-			if i == j {
-				want = 1
-			}
-			if v := vtv.At(i, j); !(math.Abs(v-want) <= 1e-10) {
-				return nil, fmt.Errorf("flow: eigenvectors are not orthonormal: (VᵀV)[%d][%d] = %.3g, want %g within 1e-10", i, j, v, want)
-			}
-		}
+	if err := checkOrthonormal("eigenvectors", vecs, d); err != nil {
+		return nil, err
 	}
 	order := make([]int, d)
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(i, j int) bool { return lambda[order[i]] > lambda[order[j]] })
-	data := &Data{lambda: make([]float64, d), vecs: mat.NewDense(d, d, nil), nu: nu,
-		lengths: Lengths{Nu: nu}, nu2: math.NaN(), tasks: Tasks{ICL: 1}}
+	data := &Data{lambda: make([]float64, d), vecs: mat.NewDense(d, d, nil), lengths: l}
+	data.nu, data.nu2 = l.moments()
 	for k, i := range order {
 		data.lambda[k] = lambda[i]
 		for r := 0; r < d; r++ {
@@ -91,13 +80,46 @@ func NewData(lambda []float64, vecs *mat.Dense, nu float64) (*Data, error) {
 	return data, nil
 }
 
-// NewDataCovariance returns the task with the full covariance matrix cov,
-// which must be symmetric to 1e-12 relative and positive definite; it is
-// diagonalized with gonum's symmetric eigensolver.
-func NewDataCovariance(cov *mat.Dense, nu float64) (*Data, error) {
+// checkOrthonormal checks that the d×d matrix v has orthonormal columns to
+// 1e-10.
+func checkOrthonormal(name string, v *mat.Dense, d int) error {
+	if r, c := v.Dims(); r != d || c != d {
+		return fmt.Errorf("law: %s are %d×%d, want %d×%d", name, r, c, d, d)
+	}
+	var vtv mat.Dense
+	vtv.Mul(v.T(), v)
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			want := 0.0
+			if i == j {
+				want = 1
+			}
+			if x := vtv.At(i, j); !(math.Abs(x-want) <= 1e-10) {
+				return fmt.Errorf("law: %s are not orthonormal: (VᵀV)[%d][%d] = %.3g, want %g within 1e-10", name, i, j, x, want)
+			}
+		}
+	}
+	return nil
+}
+
+// NewDataCovariance returns the law with the full token covariance matrix
+// cov, which must be symmetric to 1e-12 relative and positive definite
+// (it is diagonalized with gonum's symmetric eigensolver), and the context
+// lengths l.
+func NewDataCovariance(cov *mat.Dense, l Lengths) (*Data, error) {
+	vals, vecs, err := eigenSym("covariance", cov)
+	if err != nil {
+		return nil, err
+	}
+	return NewData(vals, vecs, l)
+}
+
+// eigenSym returns the eigenvalues and eigenvectors of the symmetric
+// positive definite matrix m, named name in errors.
+func eigenSym(name string, cov *mat.Dense) ([]float64, *mat.Dense, error) {
 	r, c := cov.Dims()
 	if r != c || r == 0 {
-		return nil, fmt.Errorf("flow: covariance is %d×%d, want a square matrix with D ≥ 1", r, c)
+		return nil, nil, fmt.Errorf("law: %s is %d×%d, want a square matrix with D ≥ 1", name, r, c)
 	}
 	scale := mat.Norm(cov, math.Inf(1))
 	sym := mat.NewSymDense(r, nil)
@@ -105,27 +127,27 @@ func NewDataCovariance(cov *mat.Dense, nu float64) (*Data, error) {
 		for j := i; j < r; j++ {
 			a, b := cov.At(i, j), cov.At(j, i)
 			if math.IsNaN(a) || math.IsInf(a, 0) {
-				return nil, fmt.Errorf("flow: covariance[%d][%d] = %g is not finite", i, j, a)
+				return nil, nil, fmt.Errorf("law: %s[%d][%d] = %g is not finite", name, i, j, a)
 			}
 			if math.Abs(a-b) > 1e-12*scale {
-				return nil, fmt.Errorf("flow: covariance is not symmetric: [%d][%d] = %g, [%d][%d] = %g", i, j, a, j, i, b)
+				return nil, nil, fmt.Errorf("law: %s is not symmetric: [%d][%d] = %g, [%d][%d] = %g", name, i, j, a, j, i, b)
 			}
 			sym.SetSym(i, j, 0.5*(a+b))
 		}
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(sym, true) {
-		return nil, errors.New("flow: eigendecomposition of the covariance failed")
+		return nil, nil, fmt.Errorf("law: eigendecomposition of the %s failed", name)
 	}
 	vals := eig.Values(nil)
 	for i, v := range vals {
 		if !(v > 0) {
-			return nil, fmt.Errorf("flow: covariance is not positive definite: eigenvalue %d is %g", i, v)
+			return nil, nil, fmt.Errorf("law: %s is not positive definite: eigenvalue %d is %g", name, i, v)
 		}
 	}
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs)
-	return NewData(vals, &vecs, nu)
+	return vals, &vecs, nil
 }
 
 func (d *Data) init() {
@@ -306,44 +328,6 @@ func RandomRotation(dim int, seed uint64) *mat.Dense {
 		}
 	}
 	return &q
-}
-
-// NuFixed returns ν = 1/N for a fixed context length N ≥ 1.
-func NuFixed(n int) (float64, error) {
-	if n < 1 {
-		return 0, fmt.Errorf("flow: context length N = %d, want N ≥ 1", n)
-	}
-	return 1 / float64(n), nil
-}
-
-// NuNextToken returns ν = H_{Nmax}/Nmax, E[1/N] for N uniform on 1..Nmax: the
-// next-token loss over all prefixes (paper eq. next-token-loss).
-func NuNextToken(nmax int) (float64, error) {
-	if nmax < 1 {
-		return 0, fmt.Errorf("flow: Nmax = %d, want Nmax ≥ 1", nmax)
-	}
-	var h float64
-	for n := nmax; n >= 1; n-- {
-		h += 1 / float64(n)
-	}
-	return h / float64(nmax), nil
-}
-
-// NuDistribution returns ν = Σ_N p(N)/N for context lengths N = 1, 2, …,
-// len(weights) with probabilities proportional to the non-negative weights.
-func NuDistribution(weights []float64) (float64, error) {
-	var sum, nu float64
-	for i, w := range weights {
-		if !(w >= 0) || math.IsInf(w, 0) {
-			return 0, fmt.Errorf("flow: weights[%d] (for N = %d) = %g, want a finite value ≥ 0", i, i+1, w)
-		}
-		sum += w
-		nu += w / float64(i+1)
-	}
-	if !(sum > 0) {
-		return 0, errors.New("flow: context-length weights sum to 0, want a positive total")
-	}
-	return nu / sum, nil
 }
 
 func identity(n int) *mat.Dense {
