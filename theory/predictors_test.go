@@ -294,7 +294,10 @@ func TestPredictorValidation(t *testing.T) {
 		{func() error { _, err := NewRidge(math.NaN()); return err }, "lambda"},
 		{func() error { _, err := NewDMMSE(tasks, -1); return err }, "noiseVar"},
 		{func() error { _, err := NewDMMSE(mat.NewDense(1, 1, []float64{math.NaN()}), 1); return err }, "tasks[0][0]"},
-		{func() error { _, err := r.Weights(nil, Context{D: 3, X: make([]float64, 5), Y: make([]float64, 2)}); return err }, "Context.X"},
+		{func() error {
+			_, err := r.Weights(nil, Context{D: 3, X: make([]float64, 5), Y: make([]float64, 2)})
+			return err
+		}, "Context.X"},
 		{func() error { _, err := r.Weights(nil, Context{D: 0}); return err }, "Context.D"},
 		{func() error { _, err := r.Weights(make([]float64, 2), Context{D: 3}); return err }, "dst"},
 		{func() error { _, err := m.Weights(nil, Context{D: 2}); return err }, "Context.D"},
