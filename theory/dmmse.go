@@ -31,7 +31,6 @@ type DMMSE struct {
 	noiseVar float64
 	gram     mat.Dense    // D×D
 	b        mat.VecDense // Xᵀy
-	tg       mat.Dense    // K×D: W (XᵀX)
 	logit    []float64    // K
 }
 
@@ -75,15 +74,19 @@ func (m *DMMSE) Weights(dst []float64, c Context) ([]float64, error) {
 		m.gram.Mul(x.T(), x)
 		m.b.Reset()
 		m.b.MulVec(x.T(), mat.NewVecDense(n, c.Y))
-		m.tg.Reset()
-		m.tg.Mul(m.tasks, &m.gram)
 		b := m.b.RawVector().Data
+		gram := m.gram.RawMatrix()
 		for i := range k {
 			// r_i = w_iᵀ(XᵀX)w_i − 2(Xᵀy)ᵀw_i = ‖y − Xw_i‖² − ‖y‖².
-			w, t := m.tasks.RawRowView(i), m.tg.RawRowView(i)
+			w := m.tasks.RawRowView(i)
 			var r float64
-			for j := range d {
-				r += w[j] * (t[j] - 2*b[j])
+			for j, wj := range w {
+				g := gram.Data[j*gram.Stride : j*gram.Stride+d]
+				var gw float64
+				for l, wl := range w {
+					gw += g[l] * wl
+				}
+				r += wj * (gw - 2*b[j])
 			}
 			m.logit[i] = r
 		}
