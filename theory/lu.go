@@ -52,8 +52,10 @@ func (p LuParams) Validate() error {
 // Λ = λI and noise σ², take ρ = σ²/tr(Λ) and multiply e by tr(Λ) (see
 // LuScale).
 //
-// With q = (1+ρ)/α, m = M_κ(q) and μ = q·M_{κ/τ}(q) (M_κ as in
-// wishartResolvent), for τ > 1 and s = 1/(τ−1) (s = 0 at τ = +Inf):
+// With q = (1+ρ)/α, m = M_κ(q) and μ = q·M_{κ/τ}(q), where M_κ(x) is the
+// positive root m of (x/κ)m² + (x + 1 − 1/κ)m − 1 = 0 (the Marchenko–Pastur
+// resolvent lim (1/D) tr (R̂ + xI)⁻¹ of the task moment R̂ = (1/K) Σ w_k w_kᵀ;
+// M_kappa in common.py), for τ > 1 and s = 1/(τ−1) (s = 0 at τ = +Inf):
 //
 //	e_ICL = (k − s)(1+q)(q m)² + (s − 2) m q² + (1 + (1+ρ) s m) q + ρ s m + ρ,
 //	k = 1/(1 − κ (m/(κ+m))²),
