@@ -41,7 +41,7 @@ type Coefficients struct {
 	model        Model
 	d, n, nf     int
 	pairs        [][2]int
-	pairOf       []int   // pairOf[a*(D+1)+b]: the pair {a, b}; full layer
+	pairOf       []int   // pairOf[a*(D+1)+b]: the pair {a, b} (−1: none); layers with extra blocks
 	w, dw, g     *Blocks // the point, a direction, a gradient
 	t, dt, c, fb []float64
 }
@@ -51,8 +51,11 @@ func NewCoefficients(d int, m Model) *Coefficients {
 	d1 := d + 1
 	c := &Coefficients{model: m, d: d, n: m.flowLen(d) + m.extrasLen(d), pairs: m.Layer.Pairs(d)}
 	c.nf = len(c.pairs) * d
-	if m.Layer == FullLayer {
+	if m.Layer.extra() {
 		c.pairOf = make([]int, d1*d1)
+		for i := range c.pairOf {
+			c.pairOf[i] = -1
+		}
 		for p, ab := range c.pairs {
 			c.pairOf[ab[0]*d1+ab[1]], c.pairOf[ab[1]*d1+ab[0]] = p, p
 		}
@@ -66,8 +69,8 @@ func NewCoefficients(d int, m Model) *Coefficients {
 // Len returns the length of θ.
 func (c *Coefficients) Len() int { return c.n }
 
-// Features returns the number F of features: D² (reduced) or
-// D(D+1)(D+2)/2 (full).
+// Features returns the number F of features: D² (reduced), D(D+1)
+// (label-key) or D(D+1)(D+2)/2 (full).
 func (c *Coefficients) Features() int { return c.nf }
 
 // Pairs returns the entries (a, b) of S whose products with x_q are the

@@ -7,7 +7,7 @@ import "context"
 // blocks of y0 zero, so that they get exactly zero gradient and stay zero
 // (docs/math.md, "The reduction is exact in context"). Otherwise nil.
 func (s *System) reducedFor(y0 []float64) *System {
-	if s.Model.Layer != FullLayer || !s.Data.InContext() {
+	if !s.Model.Layer.extra() || !s.Data.InContext() {
 		return nil
 	}
 	for _, x := range y0[s.Model.flowLen(s.d):] {

@@ -8,27 +8,50 @@ import (
 
 	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
+	"gonum.org/v1/gonum/mat"
 )
 
-// lawCase is a model under a task law: c = ICL, K fixed tasks.
+// lawCase is a model under a task law: c = ICL, K fixed tasks, a random
+// task covariance Ω (omega) and label noise σ².
 type lawCase struct {
-	name string
-	m    Model
-	lam  []float64
-	n    int // context length N
-	icl  float64
-	k    int
+	name  string
+	m     Model
+	lam   []float64
+	n     int // context length N
+	icl   float64
+	k     int
+	omega bool
+	noise float64
 }
 
 var fullCases = []lawCase{
-	{"merged D3 H2 c=0.3 K=1", Model{Kind: Merged, H: 2, Tau: 1.7, Layer: FullLayer}, []float64{0.9, 0.5, 0.2}, 5, 0.3, 1},
-	{"merged D4 H5 c=0 K=3", Model{Kind: Merged, H: 5, Tau: 1, Layer: FullLayer}, []float64{1.3, 0.7, 0.4, 0.1}, 7, 0, 3},
-	{"merged D3 H3 c=1 K=1", Model{Kind: Merged, H: 3, Tau: 0.5, Layer: FullLayer}, []float64{0.6, 0.3, 0.1}, 31, 1, 1},
-	{"separate D4 H3 R2 c=0.3 K=3", Model{Kind: Separate, H: 3, R: 2, Tau: 0.8, Layer: FullLayer}, []float64{1.3, 0.7, 0.4, 0.1}, 5, 0.3, 3},
-	{"separate D3 H4 R3 c=0.3 K=1", Model{Kind: Separate, H: 4, R: 3, Tau: 1, Layer: FullLayer}, []float64{0.5, 0.3, 0.2}, 5, 0.3, 1},
-	{"separate D3 H4 R1 c=0 K=1", Model{Kind: Separate, H: 4, R: 1, Tau: 1, Layer: FullLayer}, []float64{0.5, 0.3, 0.2}, 31, 0, 1},
-	{"reduced merged D3 H2 c=0.3 K=3", Model{Kind: Merged, H: 2, Tau: 1.2}, []float64{0.9, 0.5, 0.2}, 5, 0.3, 3},
-	{"reduced separate D4 H3 R2 c=0 K=1", Model{Kind: Separate, H: 3, R: 2, Tau: 0.8}, []float64{1.3, 0.7, 0.4, 0.1}, 7, 0, 1},
+	{"merged D3 H2 c=0.3 K=1", Model{Kind: Merged, H: 2, Tau: 1.7, Layer: FullLayer}, []float64{0.9, 0.5, 0.2}, 5, 0.3, 1, false, 0},
+	{"merged D4 H5 c=0 K=3", Model{Kind: Merged, H: 5, Tau: 1, Layer: FullLayer}, []float64{1.3, 0.7, 0.4, 0.1}, 7, 0, 3, false, 0},
+	{"merged D3 H3 c=1 K=1", Model{Kind: Merged, H: 3, Tau: 0.5, Layer: FullLayer}, []float64{0.6, 0.3, 0.1}, 31, 1, 1, false, 0},
+	{"separate D4 H3 R2 c=0.3 K=3", Model{Kind: Separate, H: 3, R: 2, Tau: 0.8, Layer: FullLayer}, []float64{1.3, 0.7, 0.4, 0.1}, 5, 0.3, 3, false, 0},
+	{"separate D3 H4 R3 c=0.3 K=1", Model{Kind: Separate, H: 4, R: 3, Tau: 1, Layer: FullLayer}, []float64{0.5, 0.3, 0.2}, 5, 0.3, 1, false, 0},
+	{"separate D3 H4 R1 c=0 K=1", Model{Kind: Separate, H: 4, R: 1, Tau: 1, Layer: FullLayer}, []float64{0.5, 0.3, 0.2}, 31, 0, 1, false, 0},
+	{"reduced merged D3 H2 c=0.3 K=3", Model{Kind: Merged, H: 2, Tau: 1.2}, []float64{0.9, 0.5, 0.2}, 5, 0.3, 3, false, 0},
+	{"reduced separate D4 H3 R2 c=0 K=1", Model{Kind: Separate, H: 3, R: 2, Tau: 0.8}, []float64{1.3, 0.7, 0.4, 0.1}, 7, 0, 1, false, 0},
+	{"reduced separate D3 H3 R1 c=1 Ω σ²=0.2", Model{Kind: Separate, H: 3, R: 1, Tau: 1}, []float64{0.9, 0.5, 0.2}, 5, 1, 1, true, 0.2},
+	{"full merged D3 H4 c=0.5 K=2 Ω σ²=0.3", Model{Kind: Merged, H: 4, Tau: 1, Layer: FullLayer}, []float64{0.9, 0.5, 0.2}, 5, 0.5, 2, true, 0.3},
+	{"full separate D3 H2 R2 c=0 K=1000 σ²=0.1", Model{Kind: Separate, H: 2, R: 2, Tau: 1, Layer: FullLayer}, []float64{0.9, 0.5, 0.2}, 7, 0, 1000, false, 0.1},
+	{"labelkey merged D3 H2 c=0.3 K=3 Ω σ²=0.1", Model{Kind: Merged, H: 2, Tau: 1.3, Layer: LabelKeyLayer}, []float64{0.9, 0.5, 0.2}, 5, 0.3, 3, true, 0.1},
+	{"labelkey separate D4 H2 R2 c=0 K=3 σ²=0.2", Model{Kind: Separate, H: 2, R: 2, Tau: 0.9, Layer: LabelKeyLayer}, []float64{1.3, 0.7, 0.4, 0.1}, 7, 0, 3, false, 0.2},
+}
+
+// randomCov returns a random symmetric positive definite D×D matrix with
+// eigenvalues in [0.5, 2] (the task covariance Ω of a lawCase).
+func randomCov(d int, seed uint64) *mat.Dense {
+	q := law.RandomRotation(d, seed+100)
+	e := make([]float64, d)
+	for i := range e {
+		e[i] = 0.5 + 1.5*float64(i)/float64(max(d-1, 1))
+	}
+	var qe, out mat.Dense
+	qe.Mul(q, mat.NewDiagDense(d, e))
+	out.Mul(&qe, q.T())
+	return &out
 }
 
 // lawData returns the data of a lawCase: a rotated Λ, fixed lengths and
@@ -36,14 +59,15 @@ var fullCases = []lawCase{
 func lawData(t testing.TB, tc lawCase, seed uint64) *law.Data {
 	t.Helper()
 	d := len(tc.lam)
-	data, err := law.NewData(tc.lam, law.RandomRotation(d, seed), law.Lengths{Nu: 1})
+	data, err := law.NewData(tc.lam, law.RandomRotation(d, seed), law.Lengths{N: tc.n})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, err = data.WithLengths(law.Lengths{N: tc.n}); err != nil {
-		t.Fatal(err)
+	tasks := law.Tasks{ICL: tc.icl, Fixed: law.FixedTasks(d, tc.k, seed), Noise: tc.noise}
+	if tc.omega {
+		tasks.Cov = randomCov(d, seed)
 	}
-	if data, err = data.WithTasks(law.Tasks{ICL: tc.icl, Fixed: law.FixedTasks(d, tc.k, seed)}); err != nil {
+	if data, err = data.WithTasks(tasks); err != nil {
 		t.Fatal(err)
 	}
 	return data
@@ -218,8 +242,8 @@ func TestFullLayerInContextIsReduced(t *testing.T) {
 // gradient vanishes and is below the loss at random states.
 func TestLawMinLoss(t *testing.T) {
 	for ci, tc := range fullCases {
-		if tc.icl == 1 {
-			continue
+		if tc.icl == 1 && !tc.omega && tc.noise == 0 {
+			continue // the paper's task: MinLoss is L* (TestFullLayerInContextIsReduced)
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSys(t, lawData(t, tc, uint64(ci+1)), tc.m)
@@ -234,7 +258,7 @@ func TestLawMinLoss(t *testing.T) {
 			// The layer reaches every coefficient with H ≥ D + 1 heads (and
 			// R = D, separate); otherwise its least loss is not known.
 			reaches := tc.m.H >= len(tc.lam)+1 && (tc.m.Kind == Merged || tc.m.R == len(tc.lam))
-			if tc.m.Layer == ReducedLayer {
+			if tc.m.Layer != FullLayer { // M, or Γ = Σ_i v_i W̃_i: rank ≤ D
 				reaches = tc.m.Kind == Merged || tc.m.R*tc.m.H >= len(tc.lam)
 			}
 			switch got := s.MinLoss(); {
@@ -266,10 +290,7 @@ func TestLawMinLoss(t *testing.T) {
 // full layer and a fraction c of in-context sequences.
 func icliwlSystem(t testing.TB, c float64, k int) *System {
 	t.Helper()
-	data, err := law.NewData(law.White(4, 0.25), nil, law.Lengths{Nu: 1})
-	if err == nil {
-		data, err = data.WithLengths(law.Lengths{N: 31})
-	}
+	data, err := law.NewData(law.White(4, 0.25), nil, law.Lengths{N: 31})
 	if err == nil {
 		data, err = data.WithTasks(law.Tasks{ICL: c, Fixed: law.FixedTasks(4, k, 3)})
 	}

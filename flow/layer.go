@@ -18,7 +18,22 @@ const (
 	// k_{i,r}). It learns in weight when some tasks are fixed
 	// (Tasks.ICL < 1; paper eq. attnM-icliwl).
 	FullLayer
+	// LabelKeyLayer is the reduced layer whose key–query also reads the
+	// context labels: besides v and U (or v, K and Q), the label row u_y
+	// of the merged W^KQ_i (or the label entry k_y of each separate key),
+	// with no v_x. It predicts ŷ = x_qᵀ Γ [β; (1/N) Σ_n y_n²] with
+	// Γ = Σ_i v_i [U_i; u_yᵢᵀ]ᵀ: the linear attention of Lu, Letey,
+	// Zavatone-Veth, Maiti and Pehlevan (PNAS 2025), whose asymptotic
+	// errors package theory gives.
+	LabelKeyLayer
 )
+
+// Layers returns every layer, in the order of -layer's help.
+func Layers() []Layer { return []Layer{ReducedLayer, FullLayer, LabelKeyLayer} }
+
+// extra reports whether the layer has blocks beyond the reduced layer's,
+// whose features carry the moments of the task law (law.Data.Moments).
+func (l Layer) extra() bool { return l != ReducedLayer }
 
 func (l Layer) String() string {
 	switch l {
@@ -26,6 +41,8 @@ func (l Layer) String() string {
 		return "reduced"
 	case FullLayer:
 		return "full"
+	case LabelKeyLayer:
+		return "labelkey"
 	}
 	return fmt.Sprintf("Layer(%d)", int(l))
 }
@@ -45,28 +62,47 @@ func (m Model) flowLen(d int) int {
 	return m.H + 2*m.H*m.R*d
 }
 
-// extrasLen returns the length of the full layer's extra blocks:
-// v_x and u_y (2·H·D, merged) or v_x and k_y (H·D + H·R, separate).
+// extrasLen returns the length of the layer's extra blocks: the full
+// layer's v_x and u_y (2·H·D, merged) or v_x and k_y (H·D + H·R,
+// separate); the label-key layer's u_y (H·D) or k_y (H·R).
 func (m Model) extrasLen(d int) int {
+	return m.valueTokensLen(d) + m.keyLabelsLen(d)
+}
+
+// valueTokensLen is the length of v_x: H·D in the full layer.
+func (m Model) valueTokensLen(d int) int {
 	if m.Layer != FullLayer {
 		return 0
 	}
-	if m.Kind == Merged {
-		return 2 * m.H * d
+	return m.H * d
+}
+
+// keyLabelsLen is the length of u_y (H·D, merged) or k_y (H·R,
+// separate), in the full and the label-key layer.
+func (m Model) keyLabelsLen(d int) int {
+	switch {
+	case !m.Layer.extra():
+		return 0
+	case m.Kind == Merged:
+		return m.H * d
 	}
-	return m.H*d + m.H*m.R
+	return m.H * m.R
 }
 
 // Pairs returns the entries (a, b) of S = XXᵀ/n whose products with x_q
 // are the layer's features, in the order of z = u ⊗ x_q: for the reduced
-// layer the label column (b, D), b < D, that is u = β; for the full layer
-// every a ≤ b in 0..D, a outer (u = vech S; docs/training.md, "The exact
-// fast path").
+// layer the label column (b, D), b < D, that is u = β; for the label-key
+// layer the whole label column, u = (β, S_DD); for the full layer every
+// a ≤ b in 0..D, a outer (u = vech S; docs/training.md, "The exact fast
+// path").
 func (l Layer) Pairs(d int) [][2]int {
 	var out [][2]int
-	if l == ReducedLayer {
+	if l != FullLayer {
 		for b := 0; b < d; b++ {
 			out = append(out, [2]int{b, d})
+		}
+		if l == LabelKeyLayer {
+			out = append(out, [2]int{d, d})
 		}
 		return out
 	}

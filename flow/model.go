@@ -39,8 +39,9 @@ type Model struct {
 	H    int     // number of heads, ≥ 1
 	R    int     // rank of keys and queries (Separate only), 1 ≤ R ≤ D
 	Tau  float64 // time constant τ > 0 of τ dW/dt = −½ ∂L/∂W
-	// Layer is ReducedLayer (the zero value: the paper's reduction) or
-	// FullLayer (every block that enters the prediction).
+	// Layer is ReducedLayer (the zero value: the paper's reduction),
+	// FullLayer (every block that enters the prediction) or LabelKeyLayer
+	// (the reduction with keys that read the labels).
 	Layer Layer
 }
 
@@ -115,8 +116,8 @@ func NewSystem(data *law.Data, m Model) (*System, error) {
 	default:
 		return nil, fmt.Errorf("flow: Kind = %d, want Merged or Separate", int(m.Kind))
 	}
-	if m.Layer != ReducedLayer && m.Layer != FullLayer {
-		return nil, fmt.Errorf("flow: Layer = %d, want ReducedLayer or FullLayer", int(m.Layer))
+	if m.Layer != ReducedLayer && m.Layer != FullLayer && m.Layer != LabelKeyLayer {
+		return nil, fmt.Errorf("flow: Layer = %d, want ReducedLayer, FullLayer or LabelKeyLayer", int(m.Layer))
 	}
 	s.n = m.flowLen(d) + m.extrasLen(d)
 	s.lam, s.a, s.trace = data.Lambda(), data.AEigenvalues(), data.Trace()
@@ -234,20 +235,22 @@ func (s *System) rotate(dst, y []float64, toEigen bool) []float64 {
 	return dst
 }
 
-// rotateExtras rotates the full layer's extra blocks of in (the state
-// without its first H entries) into dst with the rows x ↦ xV: v_x, and u_y
-// (merged); the separate keys' label entries k_y do not rotate.
+// rotateExtras rotates the extra blocks of in (the state without its
+// first H entries) into dst with the rows x ↦ xV: v_x (full layer), and
+// u_y (merged); the separate keys' label entries k_y do not rotate.
 func (s *System) rotateExtras(dst, in, v []float64) {
-	if s.Model.Layer != FullLayer {
+	if !s.Model.Layer.extra() {
 		return
 	}
 	d, h := s.d, s.Model.H
 	off := s.Model.flowLen(d)
-	rows := h
+	rows := s.Model.valueTokensLen(d) / d
 	if s.Model.Kind == Merged {
-		rows = 2 * h
+		rows += h
 	}
-	gemm.Mul(rows, d, d, in[off-h:off-h+rows*d], v, dst[off:off+rows*d])
+	if rows > 0 {
+		gemm.Mul(rows, d, d, in[off-h:off-h+rows*d], v, dst[off:off+rows*d])
+	}
 	copy(dst[off+rows*d:], in[off-h+rows*d:])
 }
 

@@ -42,7 +42,7 @@ import (
 //	Y. Saad, Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM
 //	2003, 10.3 (dropping by magnitude relative to the diagonal).
 func (s *System) Preconditioner() ode.Preconditioner {
-	if s.Model.Kind != Separate || s.Model.Layer == FullLayer || !s.Data.Standard() {
+	if s.Model.Kind != Separate || s.Model.Layer.extra() || !s.Data.Standard() {
 		return nil
 	}
 	je := newJacEntries(s)

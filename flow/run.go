@@ -25,20 +25,20 @@ var DefaultMethod = ode.Auto
 const BDFMinDim = 16
 
 // MethodFor returns Run's integrator for a flow of model m on data of
-// dimension d, in context (every sequence draws its task afresh) or not:
-// ode.BDF where it is the faster, else DefaultMethod. BDF runs the full
-// layer under a task law with fixed tasks, whose state (n ≤
+// dimension d, under the paper's task (standard: law.Data.Standard) or
+// another law: ode.BDF where it is the faster, else DefaultMethod. BDF
+// runs a layer with extra blocks (full, label-key) under another law, whose state (n ≤
 // ode.MaxDenseDim) it factors densely (Cholesky: J is symmetric), three
 // times faster than Auto at D = 4 and at D = 8 (H = 8); and the
 // separate model's in-context flow from D = BDFMinDim, with the block
 // preconditioner (System.Preconditioner), unless its state is the full
 // layer's and too large to factor.
-func MethodFor(m Model, d int, inContext bool) ode.Method {
+func MethodFor(m Model, d int, standard bool) ode.Method {
 	dense := m.StateLen(d) <= ode.MaxDenseDim
 	switch {
-	case m.Layer == FullLayer && !inContext && dense:
+	case m.Layer.extra() && !standard && dense:
 		return ode.BDF
-	case m.Kind == Separate && inContext && d >= BDFMinDim && (m.Layer == ReducedLayer || dense):
+	case m.Kind == Separate && standard && d >= BDFMinDim && (m.Layer == ReducedLayer || dense):
 		return ode.BDF
 	}
 	return DefaultMethod

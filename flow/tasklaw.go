@@ -25,7 +25,7 @@ type taskLaw struct {
 
 func (s *System) initTaskLaw() error {
 	var err error
-	if s.Model.Layer == FullLayer {
+	if s.Model.Layer.extra() {
 		if s.law.full, err = newFullLayer(s); err != nil {
 			return err
 		}
@@ -38,8 +38,13 @@ func (s *System) initTaskLaw() error {
 	if s.Data.Standard() {
 		return nil
 	}
-	if s.Model.Layer == FullLayer {
+	switch s.Model.Layer {
+	case FullLayer:
 		s.ExpressivityLimited = s.Model.H < s.d+1 || (s.Model.Kind == Separate && s.Model.R < s.d)
+	case LabelKeyLayer: // Γ = Σ_i v_i W̃_i, a (D+1)×D matrix of rank ≤ D
+		s.ExpressivityLimited = s.Model.Kind == Separate && s.Model.H*s.Model.R < s.d
+	}
+	if s.Model.Layer.extra() {
 		if s.law.bound, _, err = s.law.full.train.Minimum(); err != nil {
 			return fmt.Errorf("flow: the full layer's population loss: %w", err)
 		}

@@ -2,10 +2,14 @@ package flow
 
 // tensorRange returns the value indices a ∈ [a0, D] and key indices
 // b ∈ [0, b1) of T that the layer's weights can make nonzero: for the
-// reduced layer only T_{D,b,c}, b < D.
+// reduced layer only T_{D,b,c}, b < D; for the label-key layer T_{D,b,c},
+// b ≤ D.
 func (c *Coefficients) tensorRange() (a0, b1 int) {
-	if c.model.Layer == ReducedLayer {
+	switch c.model.Layer {
+	case ReducedLayer:
 		return c.d, c.d
+	case LabelKeyLayer:
+		return c.d, c.d + 1
 	}
 	return 0, c.d + 1
 }
@@ -72,8 +76,9 @@ func (c *Coefficients) gradTensor(dc, dt []float64) {
 	}
 	for a := 0; a < d1; a++ {
 		for b := 0; b < d1; b++ {
-			p := c.pairOf[a*d1+b]
-			copy(dt[(a*d1+b)*d:(a*d1+b+1)*d], dc[p*d:(p+1)*d])
+			if p := c.pairOf[a*d1+b]; p >= 0 {
+				copy(dt[(a*d1+b)*d:(a*d1+b+1)*d], dc[p*d:(p+1)*d])
+			}
 		}
 	}
 }
@@ -200,16 +205,18 @@ func (c *Coefficients) transfer(b *Blocks, flat []float64, toBlocks bool) {
 			mv(&b.Q[p*d+r], &flat[off+hr*d+p*d+r])
 		}
 	}
-	if c.model.Layer == ReducedLayer {
+	off = c.model.flowLen(d)
+	if c.model.Layer == FullLayer {
+		for i := 0; i < h; i++ {
+			for a := 0; a < d; a++ {
+				mv(&b.V[i*d1+a], &flat[off+i*d+a])
+			}
+		}
+		off += h * d
+	}
+	if !c.model.Layer.extra() {
 		return
 	}
-	off = c.model.flowLen(d)
-	for i := 0; i < h; i++ {
-		for a := 0; a < d; a++ {
-			mv(&b.V[i*d1+a], &flat[off+i*d+a])
-		}
-	}
-	off += h * d
 	for p := 0; p < hr; p++ {
 		if c.model.Kind == Merged {
 			for e := 0; e < d; e++ {

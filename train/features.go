@@ -10,21 +10,18 @@ import "github.com/linattn/linattn/flow"
 //
 //	ŷ_q = Σ_i ṽ_iᵀ S W^KQ_i x̃_q = uᵀ C x_q = cᵀ (u ⊗ x_q),
 //
-// with u = vech(S) (the full layer) or β (the reduced one) and the
+// with u = vech(S) (the full layer), β (the reduced one) or (β, S_DD)
+// (the label-key layer), the entries flow.Layer.Pairs of S, and the
 // coefficients c of flow.Coefficients. featureMap computes u from the
 // tokens; the coefficients and their chain rule are package flow's, one
 // implementation for the population flow and for training.
 type featureMap struct {
 	d, du int
-	pairs [][2]int // full: the entries (a, b), a ≤ b, of S in u; nil for β
+	pairs [][2]int // the entries (a, b), a ≤ b, of S in u (index D the label)
 }
 
-func newFeatureMap(coef *flow.Coefficients, layer flow.Layer, d int) *featureMap {
-	f := &featureMap{d: d, du: coef.Features() / d}
-	if layer == flow.FullLayer {
-		f.pairs = coef.Pairs()
-	}
-	return f
+func newFeatureMap(coef *flow.Coefficients, d int) *featureMap {
+	return &featureMap{d: d, du: coef.Features() / d, pairs: coef.Pairs()}
 }
 
 // size returns the number of features u ⊗ x_q, the length of c.
@@ -44,11 +41,9 @@ func (f *featureMap) prefixes(q *sequence, first, last int, acc, u []float64, em
 		}
 		xq := q.tok[n*d1 : n*d1+d]
 		copy(u, acc)
-		if f.pairs != nil { // the query column x̃_q = (x_q, 0) of S
-			for p, ab := range f.pairs {
-				if ab[1] < d {
-					u[p] += xq[ab[0]] * xq[ab[1]]
-				}
+		for p, ab := range f.pairs { // the query column x̃_q = (x_q, 0) of S
+			if ab[1] < d {
+				u[p] += xq[ab[0]] * xq[ab[1]]
 			}
 		}
 		inv := 1 / float64(n)
@@ -59,22 +54,11 @@ func (f *featureMap) prefixes(q *sequence, first, last int, acc, u []float64, em
 	}
 }
 
-// addToken adds the context column x̃ = (x, y) to the running sums:
-// vech(x̃x̃ᵀ) (full) or y·x (reduced).
+// addToken adds the context column x̃ = (x, y) to the running sums of
+// x̃_a x̃_b over the pairs: vech(x̃x̃ᵀ) (full), y·x (reduced), y·x and y²
+// (label-key).
 func (f *featureMap) addToken(acc, col []float64) {
-	d := f.d
-	if f.pairs == nil {
-		y := col[d]
-		for b, xb := range col[:d] {
-			acc[b] += y * xb
-		}
-		return
-	}
-	p := 0
-	for a, ta := range col {
-		for _, tb := range col[a:] {
-			acc[p] += ta * tb
-			p++
-		}
+	for p, ab := range f.pairs {
+		acc[p] += col[ab[0]] * col[ab[1]]
 	}
 }

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/linattn/linattn/flow"
 )
@@ -40,7 +41,8 @@ func (a Attention) String() string {
 // the last row of W^V_i and the part of W^KQ_i that multiplies x̃_q enter ŷ_q;
 // the paper's other blocks (marked * there) get zero gradient and are not
 // stored. Layer says which of the blocks that enter ŷ_q are trained: all
-// (flow.FullLayer), or those of the paper's reduction (flow.ReducedLayer).
+// (flow.FullLayer), those of the paper's reduction (flow.ReducedLayer), or
+// those and the keys' label entries (flow.LabelKeyLayer).
 //
 // # Weights
 //
@@ -87,8 +89,8 @@ func (m *Model) validate() error {
 	if m.Attention != Linear && m.Attention != Softmax {
 		return fmt.Errorf("train: Attention = %d, want Linear or Softmax", int(m.Attention))
 	}
-	if m.Layer != flow.FullLayer && m.Layer != flow.ReducedLayer {
-		return fmt.Errorf("train: Layer = %d, want flow.FullLayer or flow.ReducedLayer", int(m.Layer))
+	if !slices.Contains(flow.Layers(), m.Layer) {
+		return fmt.Errorf("train: Layer = %d, want flow.ReducedLayer, flow.FullLayer or flow.LabelKeyLayer", int(m.Layer))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
+	"gonum.org/v1/gonum/mat"
 )
 
 // mcFull runs TestPopulationMonteCarlo with 10⁷ sequences on every
@@ -15,35 +16,49 @@ import (
 // go test ./train -run PopulationMonteCarlo -mc.full -timeout 24h.
 var mcFull = flag.Bool("mc.full", false, "TestPopulationMonteCarlo: 10⁷ sequences on every combination of the factors")
 
-// mcCase is a problem of TestPopulationMonteCarlo.
+// mcCase is a problem of TestPopulationMonteCarlo: a layer under a law
+// with a fraction c of in-context tasks, K fixed tasks, a task covariance
+// Ω ≠ I (omega: non-diagonal, from random eigenvectors) and label noise σ².
 type mcCase struct {
+	layer   flow.Layer
 	kind    flow.Kind
 	r, d, n int
 	icl     float64
 	k       int
+	omega   bool
+	noise   float64
 }
 
 func (c mcCase) String() string {
-	return fmt.Sprintf("%v/R=%d/D=%d/N=%d/c=%g/K=%d", c.kind, c.r, c.d, c.n, c.icl, c.k)
+	return fmt.Sprintf("%v/%v/R=%d/D=%d/N=%d/c=%g/K=%d/Ω=%v/σ²=%g", c.layer, c.kind, c.r, c.d, c.n, c.icl, c.k, c.omega, c.noise)
 }
 
-// mcCases are the problems of the default test (10⁶ sequences each), one
-// per model, with in-context and fixed tasks mixed; -mc.full takes every
-// combination of merged, separate R = 1 and 2; D = 3 and 4; N = 5 and 31;
-// c = 0, 0.3 and 1; K = 1 and 3.
+// mcCases are the problems of the default test (10⁶ sequences each): every
+// layer, D = 3 and 4, N = 5 and 31, c = 0 and 0.5, K = 1, 3 and 1000, Ω ≠ I
+// and σ² > 0 each appear; -mc.full takes every combination of the layers
+// and models (merged, separate R = 1 and 2); D = 3 and 4; N = 5 and 31;
+// c = 0, 0.5 and 1; K = 1, 3 and 1000; Ω = I or not; σ² = 0 or 0.2.
 var mcCases = []mcCase{
-	{flow.Merged, 0, 3, 5, 0.3, 3},
-	{flow.Separate, 2, 4, 5, 0.3, 1},
+	{flow.FullLayer, flow.Merged, 0, 3, 5, 0.5, 3, true, 0.3},
+	{flow.FullLayer, flow.Separate, 2, 4, 5, 0, 1000, false, 0.2},
+	{flow.LabelKeyLayer, flow.Separate, 1, 4, 5, 0.5, 1, true, 0.1},
+	{flow.ReducedLayer, flow.Merged, 0, 3, 31, 0, 1000, true, 0.2},
 }
 
 func allMCCases() []mcCase {
 	var out []mcCase
-	for _, kr := range [][2]int{{int(flow.Merged), 0}, {int(flow.Separate), 1}, {int(flow.Separate), 2}} {
-		for _, d := range []int{3, 4} {
-			for _, n := range []int{5, 31} {
-				for _, icl := range []float64{0, 0.3, 1} {
-					for _, k := range []int{1, 3} {
-						out = append(out, mcCase{flow.Kind(kr[0]), kr[1], d, n, icl, k})
+	for _, layer := range flow.Layers() {
+		for _, kr := range [][2]int{{int(flow.Merged), 0}, {int(flow.Separate), 1}, {int(flow.Separate), 2}} {
+			for _, d := range []int{3, 4} {
+				for _, n := range []int{5, 31} {
+					for _, icl := range []float64{0, 0.5, 1} {
+						for _, k := range []int{1, 3, 1000} {
+							for _, omega := range []bool{false, true} {
+								for _, noise := range []float64{0, 0.2} {
+									out = append(out, mcCase{layer, flow.Kind(kr[0]), kr[1], d, n, icl, k, omega, noise})
+								}
+							}
+						}
 					}
 				}
 			}
@@ -58,10 +73,12 @@ func allMCCases() []mcCase {
 // E[zzᵀ] and E[y_q z] and E[y_q²] from the features of the sequences, and
 // at five random weights (every block nonzero) the training loss and each
 // entry of its gradient, from the attention layer evaluated column by
-// column (tokenLayer), and the in-context and in-weight test losses. Each
-// sample mean must lie within 4.5 standard errors of the exact value. The
-// data are seeded, so the outcome is fixed; with wrong moments (the ν₂
-// term of (F1) left out) entries of E[zzᵀ] are 50 standard errors off.
+// column (tokenLayer), and the in-context, in-weight and in-distribution
+// test losses. Each sample mean must lie within 4.5 standard errors of the
+// exact value. The data are seeded, so the outcome is fixed; with wrong
+// moments (the ν₂ term of (F1) left out) entries of E[zzᵀ] are 50
+// standard errors off, and TestPopulationMonteCarloCatchesNoise shows the
+// noise term caught.
 func TestPopulationMonteCarlo(t *testing.T) {
 	cases, n := mcCases, 1_000_000
 	if *mcFull {
@@ -81,6 +98,8 @@ type mcWorst struct {
 	name string
 }
 
+// check records a deviation and, unless t is nil, fails beyond 4.5
+// standard errors.
 func (w *mcWorst) check(t *testing.T, name string, mean, se, exact float64) {
 	z := math.Abs(mean-exact) / se
 	if !(se > 0) {
@@ -89,30 +108,69 @@ func (w *mcWorst) check(t *testing.T, name string, mean, se, exact float64) {
 	if z > w.z || math.IsNaN(z) {
 		w.z, w.name = z, name
 	}
-	if !(z <= 4.5) {
+	if !(z <= 4.5) && t != nil {
 		t.Errorf("%s: Monte Carlo %.8g ± %.2g, exact %.8g: %.1f standard errors", name, mean, se, exact, z)
 	}
 }
 
 func checkMonteCarlo(t *testing.T, c mcCase, n int, seed uint64) mcWorst {
-	lam := []float64{0.5, 0.3, 0.2, 0.1}[:c.d]
-	data, err := law.NewData(lam, law.RandomRotation(c.d, seed), law.Lengths{Nu: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data = withLawK(t, data, law.Lengths{N: c.n}, c.icl, c.k, seed)
-	m := Model{Kind: c.kind, D: c.d, H: 2, R: c.r, Layer: flow.FullLayer}
+	data := mcData(t, c, c.noise, seed)
+	m := Model{Kind: c.kind, D: c.d, H: 2, R: c.r, Layer: c.layer}
 	mc := newMCSampler(data, m, n, seed)
 	var worst mcWorst
-	for set, name := range map[law.Sequences]string{law.Training: "train", law.InContextTest: "icl", law.InWeightTest: "iwl"} {
-		mo, err := data.Moments(flow.FullLayer.Pairs(data.Dim()), set, false)
+	for _, set := range []law.Sequences{law.Training, law.InContextTest, law.InWeightTest, law.InDistributionTest} {
+		mo, err := data.Moments(c.layer.Pairs(data.Dim()), set, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		acc := mc.run(set)
-		mc.compare(t, &worst, name, acc, mo)
+		mc.compare(t, &worst, set, acc, mo)
 	}
 	return worst
+}
+
+// mcData is the law of an mcCase with label noise σ² = noise.
+func mcData(t testing.TB, c mcCase, noise float64, seed uint64) *law.Data {
+	t.Helper()
+	lam := []float64{0.5, 0.3, 0.2, 0.1}[:c.d]
+	data, err := law.NewData(lam, law.RandomRotation(c.d, seed), law.Lengths{N: c.n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := law.Tasks{ICL: c.icl, Fixed: law.FixedTasks(c.d, c.k, seed), Noise: noise}
+	if c.omega { // Ω = Q diag(0.5 … 2) Qᵀ, Q random: non-diagonal in Λ's eigenbasis too
+		q := law.RandomRotation(c.d, seed+7)
+		e := make([]float64, c.d)
+		for i := range e {
+			e[i] = 0.5 + 1.5*float64(i)/float64(c.d-1)
+		}
+		var qe, omega mat.Dense
+		qe.Mul(q, mat.NewDiagDense(c.d, e))
+		omega.Mul(&qe, q.T())
+		tasks.Cov = &omega
+	}
+	if data, err = data.WithTasks(tasks); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestPopulationMonteCarloCatchesNoise: the check fails on a deliberately
+// wrong moment, the label noise left out of the exact moments of a noisy
+// law (σ² = 0.3; 10⁵ sequences suffice).
+func TestPopulationMonteCarloCatchesNoise(t *testing.T) {
+	c := mcCase{flow.FullLayer, flow.Merged, 0, 3, 5, 0.5, 3, true, 0.3}
+	mc := newMCSampler(mcData(t, c, c.noise, 30), Model{Kind: c.kind, D: c.d, H: 2, Layer: c.layer}, 100_000, 30)
+	wrong, err := mcData(t, c, 0, 30).Moments(c.layer.Pairs(c.d), law.Training, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var worst mcWorst
+	mc.compare(nil, &worst, law.Training, mc.run(law.Training), wrong)
+	if worst.z < 20 {
+		t.Errorf("moments without the noise term are only %.1f standard errors off (%s); the check would not catch them", worst.z, worst.name)
+	}
+	t.Logf("without the noise term: %.0f standard errors (%s)", worst.z, worst.name)
 }
 
 // withLawK is withLaw with K fixed tasks.
@@ -144,7 +202,7 @@ type mcSampler struct {
 
 func newMCSampler(data *law.Data, m Model, n int, seed uint64) *mcSampler {
 	coef := flow.NewCoefficients(m.D, m.flowModel())
-	mc := &mcSampler{smp: newSampler(data, seed), fm: newFeatureMap(coef, m.Layer, m.D), coef: coef, m: m,
+	mc := &mcSampler{smp: newSampler(data, seed), fm: newFeatureMap(coef, m.D), coef: coef, m: m,
 		n: n, f: coef.Features(), l: m.Len()}
 	for k := 0; k < 5; k++ {
 		w := randomWeights(mc.l, 0.5, seed+uint64(k))
@@ -173,7 +231,7 @@ type mcSums struct{ sum, sum2 []float64 }
 // block in a fixed order.
 func (mc *mcSampler) run(set law.Sequences) mcSums {
 	q := mc.quantities(set)
-	seqSet := map[law.Sequences]seqSet{law.Training: setTrain, law.InContextTest: setICL, law.InWeightTest: setIWL}[set]
+	seqSet := map[law.Sequences]seqSet{law.Training: setTrain, law.InContextTest: setICL, law.InWeightTest: setIWL, law.InDistributionTest: setIDG}[set]
 	nw := workers()
 	total := mcSums{make([]float64, q), make([]float64, q)}
 	parts := make([]mcSums, nw)
@@ -262,7 +320,8 @@ func (mc *mcSampler) sequence(s *mcScratch, set seqSet, mu int) []float64 {
 }
 
 // compare checks the means of the sums against the exact moments mo.
-func (mc *mcSampler) compare(t *testing.T, worst *mcWorst, set string, acc mcSums, mo *law.Moments) {
+func (mc *mcSampler) compare(t *testing.T, worst *mcWorst, seqs law.Sequences, acc mcSums, mo *law.Moments) {
+	set := map[law.Sequences]string{law.Training: "train", law.InContextTest: "icl", law.InWeightTest: "iwl", law.InDistributionTest: "idg"}[seqs]
 	n := float64(mc.n)
 	k := 0
 	next := func(name string, exact float64) {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/linattn/linattn/law"
+	"gonum.org/v1/gonum/mat"
 )
 
 // sequenceShape is what the context lengths of the data (law.Lengths: a
@@ -55,6 +56,9 @@ const (
 	// label.
 	setIWL
 	_ // the stream law.FixedTasks draws the fixed tasks from
+	// setIDG sequences are labeled by a fixed task, context and query
+	// alike: the in-distribution test set (law.InDistributionTest).
+	setIDG
 )
 
 // sequence holds the tokens of one sequence: tok (tokens × (D+1),
@@ -79,17 +83,26 @@ type sampler struct {
 	factor []float64   // V diag(√λ), row-major: x = factor·g with g ~ N(0, I)
 	icl    float64     // the fraction c of in-context training sequences
 	fixed  [][]float64 // the fixed task vectors (law.Tasks.Fixed)
-	noise  float64     // √tr(Λ), the scale of the in-weight test set's context labels
-	pcg    *rand.PCG
-	rng    *rand.Rand
-	g, w   []float64
+	// omega and omegaTest are Ω^{1/2} and Ω_test^{1/2} (row-major; nil: I),
+	// so that w = Ω^{1/2} g with g ~ N(0, I).
+	omega, omegaTest []float64
+	sigma            float64 // σ, the standard deviation of every label's noise
+	noise            float64 // the scale √(tr(ΛΩ) + σ²) of the in-weight test set's context labels
+	pcg              *rand.PCG
+	rng              *rand.Rand
+	g, w             []float64
 }
 
 func newSampler(data *law.Data, seed uint64) *sampler {
 	d := data.Dim()
 	tasks := data.Tasks()
 	s := &sampler{shape: shapeOf(data.Lengths()), seed: seed, d: d, icl: tasks.Fraction(), fixed: tasks.Fixed,
-		noise: math.Sqrt(data.Trace()), g: make([]float64, d), w: make([]float64, d)}
+		omega: sqrtSym(tasks.Cov), sigma: math.Sqrt(tasks.Noise),
+		noise: math.Sqrt(data.LabelVariance()), g: make([]float64, d), w: make([]float64, d)}
+	s.omegaTest = s.omega
+	if tasks.TestCov != nil {
+		s.omegaTest = sqrtSym(tasks.TestCov)
+	}
 	s.pcg = rand.NewPCG(0, 0)
 	s.rng = rand.New(s.pcg)
 	lambda, vecs := data.Lambda(), data.Vecs()
@@ -121,7 +134,7 @@ func stream(set seqSet, mu int) uint64 { return uint64(set)<<56 | uint64(mu) }
 func (s *sampler) task(set seqSet, u float64) []float64 {
 	k := len(s.fixed)
 	switch {
-	case set == setIWL:
+	case set == setIWL || set == setIDG:
 		return s.fixed[min(k-1, int(u*float64(k)))]
 	case set == setTrain && u >= s.icl:
 		return s.fixed[min(k-1, int((u-s.icl)/(1-s.icl)*float64(k)))]
@@ -131,9 +144,10 @@ func (s *sampler) task(set seqSet, u float64) []float64 {
 
 // draw fills q with sequence mu of set. Every sequence consumes the same
 // draws in the same order (a uniform for the fixed-task choice, D normals
-// for w, then D normals per token, and in the in-weight test set one more
-// per context token), so sequences with the same (seed, set, μ) share
-// their tokens whatever the fraction c and the fixed tasks.
+// for w, then D normals per token, in the in-weight test set one more per
+// context token, and with label noise one more per token), so sequences
+// with the same (seed, set, μ) share their tokens whatever the fraction c,
+// the fixed tasks and Ω.
 func (s *sampler) draw(q *sequence, set seqSet, mu int) {
 	s.pcg.Seed(s.seed, stream(set, mu))
 	d := s.d
@@ -141,6 +155,7 @@ func (s *sampler) draw(q *sequence, set seqSet, mu int) {
 	for i := range s.w {
 		s.w[i] = s.rng.NormFloat64()
 	}
+	s.scaleTask(set)
 	w := s.task(set, u)
 	n := s.shape.tokens
 	for j := 0; j < n; j++ {
@@ -162,5 +177,61 @@ func (s *sampler) draw(q *sequence, set seqSet, mu int) {
 		if set == setIWL && j < n-1 {
 			q.tok[j*(d+1)+d] = s.noise * s.rng.NormFloat64()
 		}
+		if s.sigma > 0 { // the label noise, after the draws of the noiseless law
+			eps := s.sigma * s.rng.NormFloat64()
+			q.yt[j] += eps
+			if set != setIWL || j == n-1 {
+				q.tok[j*(d+1)+d] += eps
+			}
+		}
 	}
+}
+
+// scaleTask turns the random task w ~ N(0, I) just drawn into
+// w ~ N(0, Ω) (Ω_test for the in-context test set).
+func (s *sampler) scaleTask(set seqSet) {
+	f := s.omega
+	if set == setICL {
+		f = s.omegaTest
+	}
+	if f == nil {
+		return
+	}
+	copy(s.g, s.w)
+	for i := range s.w {
+		var v float64
+		for k, g := range s.g {
+			v += f[i*s.d+k] * g
+		}
+		s.w[i] = v
+	}
+}
+
+// sqrtSym returns the symmetric square root V diag(√e) Vᵀ of the positive
+// definite m (row-major), nil for nil.
+func sqrtSym(m *mat.Dense) []float64 {
+	if m == nil {
+		return nil
+	}
+	n, _ := m.Dims()
+	sym := mat.NewSymDense(n, nil)
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			sym.SetSym(i, j, 0.5*(m.At(i, j)+m.At(j, i)))
+		}
+	}
+	var eig mat.EigenSym
+	eig.Factorize(sym, true) // law.Data.WithTasks checked that it succeeds
+	vals := eig.Values(nil)
+	var v mat.Dense
+	eig.VectorsTo(&v)
+	out := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			for k, e := range vals {
+				out[i*n+j] += v.At(i, k) * math.Sqrt(e) * v.At(j, k)
+			}
+		}
+	}
+	return out
 }

@@ -95,7 +95,7 @@ func New(cfg Config) (*Trainer, error) {
 	}
 	coef := flow.NewCoefficients(cfg.Model.D, cfg.Model.flowModel())
 	t := &Trainer{cfg: cfg, path: cfg.resolvePath(), shape: shapeOf(cfg.Data.Lengths()), coef: coef,
-		fm: newFeatureMap(coef, cfg.Model.Layer, cfg.Model.D)}
+		fm: newFeatureMap(coef, cfg.Model.D)}
 	if err := t.checkPath(); err != nil {
 		return nil, err
 	}
@@ -149,13 +149,9 @@ func (c *Config) resolvePath() Path {
 }
 
 // features returns the number F of features of linear attention: D²
-// (reduced layer) or D(D+1)(D+2)/2 (full).
+// (reduced layer), D(D+1) (label-key) or D(D+1)(D+2)/2 (full).
 func (c *Config) features() int {
-	d := c.Model.D
-	if c.Model.Layer == flow.ReducedLayer {
-		return d * d
-	}
-	return d * (d + 1) * (d + 2) / 2
+	return len(c.Model.Layer.Pairs(c.Model.D)) * c.Model.D
 }
 
 func (t *Trainer) checkPath() error {
