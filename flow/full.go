@@ -18,22 +18,27 @@ type fullLayer struct {
 }
 
 // FullLayerBytes returns the memory the full layer's moments take at
-// dimension d: the F×F matrix E[zzᵀ], F = d(d+1)(d+2)/2, for the training
-// population and for the two test sets (0.13 GiB at d = 16).
-func FullLayerBytes(d int) float64 {
-	f := float64(d * (d + 1) * (d + 2) / 2)
-	return 3 * 8 * f * f
+// dimension d (MomentBytes; 0.18 GiB at d = 16).
+func FullLayerBytes(d int) float64 { return MomentBytes(FullLayer, d) }
+
+// MomentBytes returns the memory the moments of the layer's features take
+// at dimension d: the F×F matrix E[zzᵀ] (F = d(d+1)(d+2)/2 for the full
+// layer, d(d+1) for the label-key layer) for the training population and
+// for the three test sets.
+func MomentBytes(l Layer, d int) float64 {
+	f := float64(len(l.Pairs(d)) * d)
+	return 4 * 8 * f * f
 }
 
 // MaxFullBytes bounds the memory of the full layer's moments
-// (FullLayerBytes): 2 GiB, which D ≤ 25 meets.
+// (FullLayerBytes): 2 GiB, which D ≤ 24 meets.
 const MaxFullBytes = 2 << 30
 
 func newFullLayer(s *System) (*fullLayer, error) {
 	d := s.d
-	if b := FullLayerBytes(d); b > MaxFullBytes {
-		return nil, fmt.Errorf("flow: the full layer at D = %d has %d features, whose moments take %.3g GiB, more than MaxFullBytes = %.3g GiB",
-			d, d*(d+1)*(d+2)/2, b/(1<<30), float64(MaxFullBytes)/(1<<30))
+	if b := MomentBytes(s.Model.Layer, d); b > MaxFullBytes {
+		return nil, fmt.Errorf("flow: the %v layer at D = %d has %d features, whose moments take %.3g GiB, more than MaxFullBytes = %.3g GiB",
+			s.Model.Layer, d, len(s.Model.Layer.Pairs(d))*d, b/(1<<30), float64(MaxFullBytes)/(1<<30))
 	}
 	mo, err := s.eigenMoments(law.Training)
 	if err != nil {

@@ -76,23 +76,20 @@ func BenchmarkFullRun(b *testing.B) {
 	}
 }
 
-// TestFullLayerMemory: the full layer's moments take 3·8F² bytes (the
-// training population and the two test sets), 0.134 GiB at D = 16 (F =
-// 2448); beyond MaxFullBytes (D ≥ 26) NewSystem refuses up front, saying
-// how much they would take.
+// TestFullLayerMemory: the full layer's moments take 4·8F² bytes (the
+// training population and the three test sets), 0.179 GiB at D = 16 (F =
+// 2448: 4·8·2448²/2³⁰); beyond MaxFullBytes (D ≥ 25) NewSystem refuses up
+// front, saying how much they would take (F = 8775: 2.29 GiB).
 func TestFullLayerMemory(t *testing.T) {
-	if b := FullLayerBytes(16) / (1 << 30); b < 0.133 || b > 0.135 {
-		t.Errorf("D = 16: %.3g GiB, want 0.134", b)
+	if b := FullLayerBytes(16) / (1 << 30); b < 0.178 || b > 0.180 {
+		t.Errorf("D = 16: %.3g GiB, want 0.179", b)
 	}
-	data, err := law.NewData(law.PowerLaw(26, 1, 1), nil, law.Lengths{Nu: 1})
-	if err == nil {
-		data, err = data.WithLengths(law.Lengths{N: 31})
-	}
+	data, err := law.NewData(law.PowerLaw(25, 1, 1), nil, law.Lengths{N: 31})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = NewSystem(data, Model{Kind: Merged, H: 2, Tau: 1, Layer: FullLayer})
-	if err == nil || !strings.Contains(err.Error(), "D = 26 has 9828 features, whose moments take 2.16 GiB, more than MaxFullBytes = 2 GiB") {
+	if err == nil || !strings.Contains(err.Error(), "the full layer at D = 25 has 8775 features, whose moments take 2.29 GiB, more than MaxFullBytes = 2 GiB") {
 		t.Errorf("D = 26: %v, want a refusal with the memory it needs", err)
 	}
 }

@@ -31,6 +31,16 @@ const (
 // Layers returns every layer, in the order of -layer's help.
 func Layers() []Layer { return []Layer{ReducedLayer, FullLayer, LabelKeyLayer} }
 
+// LayerByName returns the layer whose String is name.
+func LayerByName(name string) (Layer, bool) {
+	for _, l := range Layers() {
+		if l.String() == name {
+			return l, true
+		}
+	}
+	return 0, false
+}
+
 // extra reports whether the layer has blocks beyond the reduced layer's,
 // whose features carry the moments of the task law (law.Data.Moments).
 func (l Layer) extra() bool { return l != ReducedLayer }

@@ -27,7 +27,7 @@ const BDFMinDim = 16
 // MethodFor returns Run's integrator for a flow of model m on data of
 // dimension d, under the paper's task (standard: law.Data.Standard) or
 // another law: ode.BDF where it is the faster, else DefaultMethod. BDF
-// runs a layer with extra blocks (full, label-key) under another law, whose state (n ≤
+// runs the full layer under another law, whose state (n ≤
 // ode.MaxDenseDim) it factors densely (Cholesky: J is symmetric), three
 // times faster than Auto at D = 4 and at D = 8 (H = 8); and the
 // separate model's in-context flow from D = BDFMinDim, with the block
@@ -36,7 +36,7 @@ const BDFMinDim = 16
 func MethodFor(m Model, d int, standard bool) ode.Method {
 	dense := m.StateLen(d) <= ode.MaxDenseDim
 	switch {
-	case m.Layer.extra() && !standard && dense:
+	case m.Layer == FullLayer && !standard && dense:
 		return ode.BDF
 	case m.Kind == Separate && standard && d >= BDFMinDim && (m.Layer == ReducedLayer || dense):
 		return ode.BDF

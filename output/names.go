@@ -44,6 +44,7 @@ const (
 	KeyLabel = "k_y"      // (S, H, R) each key's label entry (separate, -layer full)
 	TestICL  = "test_icl" // (S,) the in-context test loss (run: exact; train: on -test sequences)
 	TestIWL  = "test_iwl" // (S,) the in-weight test loss (likewise)
+	TestIDG  = "test_idg" // (S,) the in-distribution test loss: a fixed task labels context and query (run: exact)
 	Tasks    = "w0"       // (K, D) the fixed task vectors, original basis
 )
 

@@ -143,8 +143,8 @@ func TestSpecForms(t *testing.T) {
 	text := map[string]string{"string": "merged", "int": "5", "uint": "18446744073709551615", "float": "0.125", "list": "0.5,0.25", "bool": "true"}
 	s := &output.Spec{}
 	for _, f := range output.Fields {
-		if slices.Contains([]string{"spectrum", "white", "nu", "ntp-max", "init"}, f.Name) {
-			continue // alternatives of eigs, N and winit
+		if slices.Contains([]string{"spectrum", "white", "nu", "ntp-max", "init", "w0-file", "task-spectrum", "task-white", "test-task-spectrum", "test-task-white"}, f.Name) {
+			continue // alternatives of eigs, N, winit, w0, task-eigs and test-task-eigs
 		}
 		if err := s.SetText(f.Name, text[f.Kind()]); err != nil {
 			t.Fatalf("-%s %s: %v", f.Name, text[f.Kind()], err)

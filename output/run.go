@@ -66,7 +66,7 @@ func RunArrays(s *flow.System, tr *flow.Trajectory) []export.Array {
 	}
 	arrays = append(arrays, export.Floats(Map, mOrig, nt, d, d))
 	data := DataArrays(s.Data)
-	if !s.Data.InContext() {
+	if !s.Data.Standard() {
 		data[len(data)-1] = export.Floats(Plateaus, tr.Plateaus, len(tr.Plateaus))
 	}
 	arrays = append(arrays, data...)
@@ -76,6 +76,9 @@ func RunArrays(s *flow.System, tr *flow.Trajectory) []export.Array {
 	arrays = append(arrays, ExtraArrays(s.Model, d, tr.States, nt)...)
 	if tr.TestICL != nil {
 		arrays = append(arrays, export.Floats(TestICL, tr.TestICL, nt), export.Floats(TestIWL, tr.TestIWL, nt))
+		if s.Data.HasFixed() {
+			arrays = append(arrays, export.Floats(TestIDG, tr.TestIDG, nt))
+		}
 	}
 	if tasks := s.Data.Tasks(); len(tasks.Fixed) > 0 && (!s.Data.InContext() || tr.TestIWL != nil) {
 		arrays = append(arrays, export.Floats(Tasks, slices.Concat(tasks.Fixed...), len(tasks.Fixed), d))
@@ -83,26 +86,34 @@ func RunArrays(s *flow.System, tr *flow.Trajectory) []export.Array {
 	return arrays
 }
 
-// ExtraArrays are the full layer's extra blocks in the nt states (model m
-// at dimension d, flow.System's layout): ValueX (nt, H, D), then LabelKQ
-// (nt, H, D, merged) or KeyLabel (nt, H, R, separate); none for the
-// reduced layer.
+// ExtraArrays are the extra blocks of a layer in the nt states (model m
+// at dimension d, flow.System's layout): ValueX (nt, H, D, full layer),
+// then LabelKQ (nt, H, D, merged) or KeyLabel (nt, H, R, separate); none
+// for the reduced layer.
 func ExtraArrays(m flow.Model, d int, states []float64, nt int) []export.Array {
-	if m.Layer != flow.FullLayer {
+	if m.Layer == flow.ReducedLayer {
 		return nil
 	}
 	n, nr, h := m.StateLen(d), m.ReducedLen(d), m.H
-	vx := make([]float64, 0, nt*h*d)
-	other := make([]float64, 0, nt*(n-nr-h*d))
+	nx := 0 // the length of v_x
+	if m.Layer == flow.FullLayer {
+		nx = h * d
+	}
+	vx := make([]float64, 0, nt*nx)
+	other := make([]float64, 0, nt*(n-nr-nx))
 	for i := 0; i < nt; i++ {
 		y := states[i*n : (i+1)*n]
-		vx = append(vx, y[nr:nr+h*d]...)
-		other = append(other, y[nr+h*d:]...)
+		vx = append(vx, y[nr:nr+nx]...)
+		other = append(other, y[nr+nx:]...)
+	}
+	var out []export.Array
+	if nx > 0 {
+		out = append(out, export.Floats(ValueX, vx, nt, h, d))
 	}
 	if m.Kind == flow.Merged {
-		return []export.Array{export.Floats(ValueX, vx, nt, h, d), export.Floats(LabelKQ, other, nt, h, d)}
+		return append(out, export.Floats(LabelKQ, other, nt, h, d))
 	}
-	return []export.Array{export.Floats(ValueX, vx, nt, h, d), export.Floats(KeyLabel, other, nt, h, m.R)}
+	return append(out, export.Floats(KeyLabel, other, nt, h, m.R))
 }
 
 // DataArrays are the arrays that describe the task, in every output but a

@@ -125,10 +125,11 @@ type RunResult struct {
 	ObservedPlateaus []float64        `json:"observed_plateaus"` // flow.Trajectory.Plateaus
 	Samples          int              `json:"samples"`
 	Transitions      []TransitionMeta `json:"transitions"`
-	// The exact test losses at the end (flow.Trajectory.TestICL, TestIWL),
-	// when the run computed them.
+	// The exact test losses at the end (flow.Trajectory.TestICL, TestIWL,
+	// TestIDG), when the run computed them.
 	FinalTestICL *float64 `json:"final_test_icl,omitempty"`
 	FinalTestIWL *float64 `json:"final_test_iwl,omitempty"`
+	FinalTestIDG *float64 `json:"final_test_idg,omitempty"`
 }
 
 // TransitionMeta is a drop of a run (flow.Transition) and the 1-D theory's

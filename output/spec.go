@@ -70,7 +70,17 @@ type Spec struct {
 	ICL      float64
 	Tasks    int
 	W0       []float64
+	W0File   string
+	TaskDraw string
 	DataSeed uint64
+	Noise    float64
+
+	// The covariance Ω of the in-context tasks, and Ω_test of the
+	// in-context test set's, given as Λ is.
+	TaskEigs, TestTaskEigs         []float64
+	TaskSpectrum, TestTaskSpectrum string
+	TaskWhite, TestTaskWhite       float64
+	TaskEigvecs, TestTaskEigvecs   string
 
 	given map[string]bool
 }
@@ -161,14 +171,36 @@ var Fields = []Field{
 	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for bdf, dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.ATol }},
 
-	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed) or reduced (the paper's reduction: only v and U, or v, K and Q) (default: reduced for run, full for train)",
+	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention) (default: reduced for run, full for train)",
 		ptr: func(s *Spec) any { return &s.Layer }},
-	{Name: "icl", Group: GroupLaw, Usage: "fraction c in [0, 1] of sequences with a random task vector w ~ N(0, I) (in-context); the others use one of the -tasks fixed vectors (default 1)",
+	{Name: "icl", Group: GroupLaw, Usage: "fraction c in [0, 1] of sequences with a random task vector w ~ N(0, Ω) (in-context); the others use one of the -tasks fixed vectors (default 1)",
 		ptr: func(s *Spec) any { return &s.ICL }},
-	{Name: "tasks", Group: GroupLaw, Usage: "number K ≥ 1 of fixed task vectors, drawn N(0, I) and scaled to norm √D from -data-seed; they label the sequences that are not in-context and the in-weight test (default 1, or the number of -w0)",
+	{Name: "tasks", Group: GroupLaw, Usage: "number K of fixed task vectors, 1 ≤ K ≤ 2^20, drawn from -data-seed as -task-draw says; they label the sequences that are not in-context and the in-weight and in-distribution tests (default 1, or the number of -w0)",
 		ptr: func(s *Spec) any { return &s.Tasks }},
-	{Name: "w0", Group: GroupLaw, Usage: "the fixed task vectors themselves, K·D numbers comma-separated (row k is task k, original basis), instead of drawing them; a sidecar records the drawn ones here (default: drawn)",
-		ptr: func(s *Spec) any { return &s.W0 }},
+	{Name: "w0", Group: GroupLaw, Usage: "the fixed task vectors themselves, K·D numbers comma-separated (row k is task k, original basis), instead of drawing them; a sidecar records drawn ones here up to 4096 numbers (default: drawn)",
+		Alternatives: []string{"w0-file"}, ptr: func(s *Spec) any { return &s.W0 }},
+	{Name: "w0-file", Group: GroupLaw, Usage: "FILE.npy holding the fixed task vectors as a (K, D) float64 array, original basis, instead of drawing them",
+		Alternatives: []string{"w0"}, ptr: func(s *Spec) any { return &s.W0File }},
+	{Name: "task-draw", Group: GroupLaw, Usage: "how the fixed tasks are drawn: scaled (N(0, I) scaled to norm √D, as the paper's code) or gaussian (plain N(0, I), as Raventós et al. and Lu et al.) (default scaled)",
+		ptr: func(s *Spec) any { return &s.TaskDraw }},
+	{Name: "noise", Group: GroupLaw, Usage: "variance σ² ≥ 0 of the label noise: every label is y = wᵀx + ε, ε ~ N(0, σ²) (default 0)",
+		ptr: func(s *Spec) any { return &s.Noise }},
+	{Name: "task-eigs", Group: GroupLaw, Usage: "eigenvalues of the in-context tasks' covariance Ω, D values comma-separated, each finite and > 0 (default: Ω = I)",
+		Alternatives: []string{"task-spectrum", "task-white"}, ptr: func(s *Spec) any { return &s.TaskEigs }},
+	{Name: "task-spectrum", Group: GroupLaw, Usage: "power:ALPHA: Ω's eigenvalues ∝ d^-ALPHA with ALPHA ≥ 0 and trace D",
+		Alternatives: []string{"task-eigs", "task-white"}, ptr: func(s *Spec) any { return &s.TaskSpectrum }},
+	{Name: "task-white", Group: GroupLaw, Usage: "C > 0: Ω = C·I",
+		Alternatives: []string{"task-eigs", "task-spectrum"}, ptr: func(s *Spec) any { return &s.TaskWhite }},
+	{Name: "task-eigvecs", Group: GroupLaw, Usage: "Ω's eigenvectors (original basis of the tokens): identity, random:SEED or FILE.npy, as -eigvecs (default identity)",
+		ptr: func(s *Spec) any { return &s.TaskEigvecs }},
+	{Name: "test-task-eigs", Group: GroupLaw, Usage: "eigenvalues of the in-context test set's task covariance Ω_test (task alignment), as -task-eigs (default: Ω)",
+		Alternatives: []string{"test-task-spectrum", "test-task-white"}, ptr: func(s *Spec) any { return &s.TestTaskEigs }},
+	{Name: "test-task-spectrum", Group: GroupLaw, Usage: "power:ALPHA: Ω_test's eigenvalues ∝ d^-ALPHA, trace D",
+		Alternatives: []string{"test-task-eigs", "test-task-white"}, ptr: func(s *Spec) any { return &s.TestTaskSpectrum }},
+	{Name: "test-task-white", Group: GroupLaw, Usage: "C > 0: Ω_test = C·I",
+		Alternatives: []string{"test-task-eigs", "test-task-spectrum"}, ptr: func(s *Spec) any { return &s.TestTaskWhite }},
+	{Name: "test-task-eigvecs", Group: GroupLaw, Usage: "Ω_test's eigenvectors: identity, random:SEED or FILE.npy (default identity)",
+		ptr: func(s *Spec) any { return &s.TestTaskEigvecs }},
 	{Name: "data-seed", Group: GroupLaw, Usage: "seed of the data: the fixed tasks, and train's sequences and minibatches, an integer in [0, 2^64) (default: -seed, or 3 with -init)",
 		ptr: func(s *Spec) any { return &s.DataSeed }},
 
@@ -216,6 +248,8 @@ func (s *Spec) Clone() *Spec {
 	c := *s
 	c.Eigs = append([]float64(nil), s.Eigs...)
 	c.W0 = append([]float64(nil), s.W0...)
+	c.TaskEigs = append([]float64(nil), s.TaskEigs...)
+	c.TestTaskEigs = append([]float64(nil), s.TestTaskEigs...)
 	c.given = make(map[string]bool, len(s.given))
 	for k, v := range s.given {
 		c.given[k] = v
@@ -497,13 +531,16 @@ func (f *Field) Kind() string {
 	return "bool"
 }
 
-// Rebase makes the relative paths of the -init and -eigvecs files relative
-// to dir, the directory of the spec file that gave them.
+// Rebase makes the relative paths of the -init, -eigvecs, -task-eigvecs,
+// -test-task-eigvecs and -w0-file files relative to dir, the directory of
+// the spec file that gave them.
 func (s *Spec) Rebase(dir string) {
 	if s.given["init"] && s.Init != "" && !filepath.IsAbs(s.Init) {
 		s.Init = filepath.Join(dir, s.Init)
 	}
-	if s.given["eigvecs"] && strings.HasSuffix(s.Eigvecs, ".npy") && !filepath.IsAbs(s.Eigvecs) {
-		s.Eigvecs = filepath.Join(dir, s.Eigvecs)
+	for _, p := range []*string{&s.Eigvecs, &s.TaskEigvecs, &s.TestTaskEigvecs, &s.W0File} {
+		if strings.HasSuffix(*p, ".npy") && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
 	}
 }

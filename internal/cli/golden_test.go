@@ -93,6 +93,20 @@ var goldenCases = []goldenCase{
 		{}, {"-h"}, {"help"}, {"run", "-h"}, {"train", "-h"}, {"reduced", "-h"}, {"landscape", "-h"},
 		{"sweep", "-h"}, {"plot", "-h"}, {"figures", "-h"},
 	}},
+	{name: "errors_law", setup: writeBadTasks, cmds: [][]string{
+		{"run", "-task-eigs", "1,2,0,1", "-o", "DIR/x.npz"},
+		{"run", "-task-eigs", "1,2", "-o", "DIR/x.npz"},
+		{"run", "-task-white", "1", "-task-eigvecs", "DIR/tasks.npy", "-o", "DIR/x.npz"},
+		{"run", "-noise", "-0.5", "-o", "DIR/x.npz"},
+		{"run", "-noise", "NaN", "-o", "DIR/x.npz"},
+		{"run", "-icl", "0.5", "-w0-file", "DIR/tasks.npy", "-o", "DIR/x.npz"},
+		{"run", "-test-task-white", "2", "-o", "DIR/x.npz"},
+		{"train", "-test-task-white", "2", "-test", "0", "-o", "DIR/x.npz"},
+		{"run", "-layer", "lu", "-o", "DIR/x.npz"},
+		{"run", "-tasks", "2000000", "-icl", "0", "-o", "DIR/x.npz"},
+		{"reduced", "-noise", "0.1", "-o", "DIR/x.npz"},
+		{"landscape", "-task-white", "2", "-o", "DIR/x.npz"},
+	}},
 	{name: "errors", cmds: [][]string{
 		{"run", "-spectrum", "power:1", "-D", "0", "-o", "DIR/x.npz"},
 		{"run", "-eigs", "1,-1", "-o", "DIR/x.npz"},
@@ -119,6 +133,14 @@ func writeGoldenWeights(t *testing.T, dir string) {
 	err := export.SaveNPZ(filepath.Join(dir, "weights.npz"), []export.Array{
 		export.Floats("v", v, 4), export.Floats("K", k, 4, 1, 4), export.Floats("Q", q, 4, 1, 4)})
 	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeBadTasks writes tasks.npy, a (3, 5) array: the wrong shape for the
+// default D = 4 as tasks and as eigenvectors.
+func writeBadTasks(t *testing.T, dir string) {
+	if err := export.SaveNPY(filepath.Join(dir, "tasks.npy"), export.Floats("tasks", make([]float64, 15), 3, 5)); err != nil {
 		t.Fatal(err)
 	}
 }

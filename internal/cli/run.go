@@ -116,14 +116,14 @@ func runFlow(e *env, job *spec.Job) error {
 // paper's reduced in-context flow, so that the test losses are of
 // interest.
 func lawMatters(s *flow.System) bool {
-	return s.Model.Layer == flow.FullLayer || !s.Data.InContext()
+	return s.Model.Layer != flow.ReducedLayer || !s.Data.Standard()
 }
 
 // predictDrops is the 1-D theory's estimate of each drop time
 // (reduced.PredictDrops), NaN where there is none: under fixed tasks the
 // theory does not apply.
 func predictDrops(s *flow.System, y0 []float64, trans []flow.Transition) []float64 {
-	if !s.Data.InContext() {
+	if !s.Data.Standard() {
 		pred := make([]float64, len(trans))
 		for i := range pred {
 			pred[i] = math.NaN()
@@ -155,7 +155,7 @@ func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed
 	if last := len(tr.Times) - 1; tr.TestICL != nil {
 		res.FinalTestICL = &tr.TestICL[last]
 		if !math.IsNaN(tr.TestIWL[last]) {
-			res.FinalTestIWL = &tr.TestIWL[last]
+			res.FinalTestIWL, res.FinalTestIDG = &tr.TestIWL[last], &tr.TestIDG[last]
 		}
 	}
 	return res
@@ -168,7 +168,7 @@ func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed
 // value, it is nothing.
 func closedForm(s *flow.System, times, states []float64) []export.Array {
 	data, h := s.Data, s.Model.H
-	if s.Model.Kind != flow.Merged || !white(data.Lambda()) || !data.InContext() {
+	if s.Model.Kind != flow.Merged || !white(data.Lambda()) || !data.Standard() {
 		return nil
 	}
 	var s0 float64
@@ -201,7 +201,7 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", status, runErr)
 	}
 	switch {
-	case s.ExpressivityLimited && !s.Data.InContext():
+	case s.ExpressivityLimited && !s.Data.Standard():
 		fmt.Fprintf(w, "note: this layer may not reach the least loss under fixed tasks (the full layer needs H ≥ D+1 and, separate, R = D); L_min is not known\n")
 	case s.ExpressivityLimited:
 		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
@@ -220,7 +220,7 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 			}
 			fmt.Fprintf(w, "m=%-6d %-14.6g %-14s\n", tn.M, tn.T, p)
 		}
-		if missing && s.Model.Kind == flow.Separate && s.Model.R == 1 && s.Data.InContext() {
+		if missing && s.Model.Kind == flow.Separate && s.Model.R == 1 && s.Data.Standard() {
 			fmt.Fprintf(w, "—: the 1-D theory started at t_{m−1} gives no estimate for this drop (see linattn reduced)\n")
 		}
 	}
@@ -230,7 +230,10 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 		fmt.Fprintf(w, "; L_min = %.10g (gap %.3g)", lmin, final-lmin)
 	}
 	if last := len(tr.Times) - 1; tr.TestICL != nil {
-		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g", tr.TestICL[last], tr.TestIWL[last])
+		fmt.Fprintf(w, "; test loss in-context %.6g", tr.TestICL[last])
+		if !math.IsNaN(tr.TestIWL[last]) {
+			fmt.Fprintf(w, ", in-weight %.6g, in-distribution %.6g", tr.TestIWL[last], tr.TestIDG[last])
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "wrote %s (%d samples) and %s in %s\n", e.out, len(tr.Times), output.SidecarPath(e.out), formatDuration(elapsed))
@@ -239,7 +242,7 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 // printPlateaus prints the observed plateau levels, beside L(M_m) for
 // in-context data.
 func printPlateaus(w io.Writer, s *flow.System, observed []float64) {
-	if !s.Data.InContext() {
+	if !s.Data.Standard() {
 		fmt.Fprintf(w, "\n%-8s %-14s (read off the run: fixed tasks have no theory of plateaus)\n", "plateau", "observed")
 		for k, l := range observed {
 			fmt.Fprintf(w, "%-8d %-14.8g\n", k, l)
@@ -256,7 +259,7 @@ func printPlateaus(w io.Writer, s *flow.System, observed []float64) {
 
 func predictionNote(s *flow.System) string {
 	switch {
-	case !s.Data.InContext():
+	case !s.Data.Standard():
 		return "(no theory under fixed tasks)"
 	case s.Model.Kind == flow.Merged:
 		return "(reduced.MergedDropTime from the initial state)"
@@ -279,8 +282,8 @@ func describeJob(job *spec.Job) string {
 	} else {
 		model += fmt.Sprintf(", w_init=%g, seed=%d", sp.WInit, sp.Seed)
 	}
-	if s.Model.Layer == flow.FullLayer {
-		model += ", full layer"
+	if s.Model.Layer != flow.ReducedLayer {
+		model += ", " + s.Model.Layer.String() + " layer"
 	}
 	ctx := fmt.Sprintf("N=%d", sp.N)
 	switch {
@@ -291,9 +294,33 @@ func describeJob(job *spec.Job) string {
 	}
 	desc := fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
 		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, ctx, s.Data.Nu())
-	if tasks := s.Data.Tasks(); tasks.Fraction() < 1 {
-		desc += fmt.Sprintf("\ntasks: a fraction c=%g in-context (w ~ N(0, I)), the others one of K=%d fixed tasks (data seed %d)",
-			tasks.Fraction(), len(tasks.Fixed), sp.DataSeed)
+	return desc + describeLaw(job)
+}
+
+// describeLaw describes the law of the labels where it is not the paper's:
+// fixed tasks, Ω, Ω_test, noise.
+func describeLaw(job *spec.Job) string {
+	s, sp := job.System, job.Spec
+	tasks, desc := s.Data.Tasks(), ""
+	w := "w ~ N(0, I)"
+	if tasks.Cov != nil {
+		w = "w ~ N(0, Ω), Ω's eigenvalues " + covarianceText(sp.TaskEigs, sp.TaskSpectrum, sp.TaskWhite)
+	}
+	if tasks.Fraction() < 1 {
+		drawn := ""
+		if !sp.Given("w0-file") && sp.TaskDraw == "gaussian" {
+			drawn = ", drawn N(0, I)"
+		}
+		desc += fmt.Sprintf("\ntasks: a fraction c=%g in-context (%s), the others one of K=%d fixed tasks (data seed %d%s)",
+			tasks.Fraction(), w, len(tasks.Fixed), sp.DataSeed, drawn)
+	} else if tasks.Cov != nil {
+		desc += "\ntasks: " + w
+	}
+	if tasks.TestCov != nil {
+		desc += "\nin-context test: Ω_test's eigenvalues " + covarianceText(sp.TestTaskEigs, sp.TestTaskSpectrum, sp.TestTaskWhite)
+	}
+	if tasks.Noise > 0 {
+		desc += fmt.Sprintf("\nlabels: y = wᵀx + ε, ε ~ N(0, σ² = %g)", tasks.Noise)
 	}
 	return desc
 }
@@ -305,4 +332,15 @@ func formatDuration(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.3g s", d.Seconds())
 	}
+}
+
+// covarianceText names the eigenvalues of a task covariance as given.
+func covarianceText(eigs []float64, spectrum string, white float64) string {
+	switch {
+	case eigs != nil:
+		return floats(eigs, "%.6g")
+	case spectrum != "":
+		return spectrum + " (trace D)"
+	}
+	return fmt.Sprintf("all %g", white)
 }

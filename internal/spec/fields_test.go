@@ -46,6 +46,10 @@ func TestFieldDefaults(t *testing.T) {
 		"atol": "1e-12", "stability": "true", "align": "0.99", "points": "2000", "P": "10000", "lr": "0.5",
 		"steps": "40000", "batch": "0", "attention": "linear", "layer": "full", "icl": "1", "test": "1000",
 		"path": "auto", "gd": "true", "data-seed": "3", "tasks": "1",
+		// The law's other fields stay unset unless given: the paper's law
+		// (Ω = I, no noise, tasks drawn scaled).
+		"w0-file": "", "task-draw": "", "noise": "", "task-eigs": "", "task-spectrum": "", "task-white": "",
+		"task-eigvecs": "", "test-task-eigs": "", "test-task-spectrum": "", "test-task-white": "", "test-task-eigvecs": "",
 		// train (in allGroups) uses the fixed task for its in-weight test:
 		// the sidecar records the one drawn from the data seed.
 		"w0": floatsText(law.FixedTasks(4, 1, 3)[0]),
@@ -127,9 +131,21 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"steps", "0"}, "-steps = 0, want ≥ 1 steps"},
 		{[]string{"batch", "10001"}, "-batch = 10001, want 0 (full batch) or a minibatch size in [1, P = 10000]"},
 		{[]string{"attention", "relu"}, `-attention = "relu", want linear or softmax`},
-		{[]string{"layer", "half"}, `-layer = "half", want full or reduced`},
+		{[]string{"layer", "half"}, `-layer = "half", want full, reduced or labelkey`},
 		{[]string{"icl", "1.5"}, "-icl = 1.5, want a fraction c in [0, 1]"},
-		{[]string{"tasks", "0", "icl", "0.5"}, "-tasks = 0, want K ≥ 1 fixed task vectors"},
+		{[]string{"tasks", "0", "icl", "0.5"}, "-tasks = 0, want 1 ≤ K ≤ 1048576 fixed task vectors"},
+		{[]string{"tasks", "1048577", "icl", "0.5"}, "-tasks = 1048577, want 1 ≤ K ≤ 1048576"},
+		{[]string{"task-draw", "uniform", "icl", "0.5"}, `-task-draw = "uniform", want scaled or gaussian`},
+		{[]string{"noise", "-0.1"}, "-noise = -0.1, want a finite label-noise variance σ² ≥ 0"},
+		{[]string{"noise", "+Inf"}, "-noise = +Inf, want a finite label-noise variance σ² ≥ 0"},
+		{[]string{"task-eigs", "1,2"}, "-task-eigs has 2 values, want D = 4"},
+		{[]string{"task-eigs", "1,2,0,1"}, "-task-eigs: entry 3 is 0, want a finite eigenvalue > 0"},
+		{[]string{"task-white", "-1"}, "-task-white = -1, want a finite C > 0"},
+		{[]string{"task-spectrum", "power:x"}, `-task-spectrum = "power:x", want power:ALPHA with a finite ALPHA ≥ 0`},
+		{[]string{"task-eigvecs", "random:2"}, "-task-eigvecs needs the eigenvalues: give -task-eigs, -task-spectrum or -task-white"},
+		{[]string{"task-white", "1", "task-eigvecs", "spin"}, `-task-eigvecs = "spin", want identity, random, random:SEED or a FILE.npy`},
+		{[]string{"test-task-white", "0"}, "-test-task-white = 0, want a finite C > 0"},
+		{[]string{"test-task-white", "2", "test", "0"}, "-test-task-white: no in-context test loss is computed here"},
 		{[]string{"w0", "1,2,3", "icl", "0.5"}, "-w0 has 3 numbers, want K·D = a multiple of D = 4"},
 		{[]string{"w0", "1,2,3,4", "tasks", "2", "icl", "0.5"}, "-tasks = 2 but -w0 holds 1 task vectors"},
 		{[]string{"test", "-1"}, "-test = -1, want ≥ 0 test sequences"},
@@ -152,6 +168,8 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"layer", "full", "nu", "0.1"}, "-nu: the full layer's population loss needs the context lengths"},
 		{[]string{"tasks", "3"}, "-tasks: with -icl 1 every sequence is in-context and no in-weight test is computed here"},
 		{[]string{"w0", "1,2,3,4"}, "-w0: with -icl 1"},
+		{[]string{"task-draw", "gaussian"}, "-task-draw: with -icl 1"},
+		{[]string{"test-task-white", "2"}, "-test-task-white: no in-context test loss is computed here"},
 	} {
 		_, err := resolve(parseFlags(t, tc.flags...), 1e12, output.GroupSolver, output.GroupLaw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
@@ -199,7 +217,9 @@ func TestFieldText(t *testing.T) {
 func TestFieldAlternatives(t *testing.T) {
 	t.Parallel()
 	values := map[string]string{"eigs": "0.3,0.2", "spectrum": "power:1", "white": "2", "N": "10", "nu": "0.1",
-		"ntp-max": "7", "winit": "0.02", "seed": "5", "init": "a.npz", "balanced": "true"}
+		"ntp-max": "7", "winit": "0.02", "seed": "5", "init": "a.npz", "balanced": "true", "w0": "1,2", "w0-file": "w.npy",
+		"task-eigs": "0.3,0.2", "task-spectrum": "power:1", "task-white": "2",
+		"test-task-eigs": "0.3,0.2", "test-task-spectrum": "power:1", "test-task-white": "2"}
 	pairs := 0
 	for _, f := range output.Fields {
 		for _, a := range f.Alternatives {
@@ -217,7 +237,9 @@ func TestFieldAlternatives(t *testing.T) {
 			pairs++
 		}
 	}
-	if pairs != 18 { // both ways: eigs, spectrum, white; N, nu, ntp-max; init with winit, seed, balanced
-		t.Errorf("%d ordered pairs of alternatives, want 18", pairs)
+	// Both ways: eigs, spectrum, white; N, nu, ntp-max; init with winit,
+	// seed, balanced; w0, w0-file; the task-* and test-task-* triples.
+	if pairs != 32 {
+		t.Errorf("%d ordered pairs of alternatives, want 32", pairs)
 	}
 }

@@ -89,7 +89,7 @@ func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*
 		steps = append(steps, func() error { return s.resolveLaw(reads[output.GroupTrain]) })
 	}
 	if reads[output.GroupSolver] || reads[output.GroupTrain] {
-		steps = append(steps, func() error { return s.resolveMethod(!reads[output.GroupLaw] || s.ICL == 1) })
+		steps = append(steps, func() error { return s.resolveMethod(!reads[output.GroupLaw] || s.standard()) })
 	}
 	if reads[output.GroupLandscape] {
 		steps = append(steps, s.resolveLandscape)
@@ -181,7 +181,7 @@ func (s *Spec) resolveSpectrum() error {
 			return fmt.Errorf("-white = %g, want a finite C > 0", s.White)
 		}
 	default:
-		if _, err := parsePower(s.Spectrum); err != nil {
+		if _, err := parsePower("spectrum", s.Spectrum); err != nil {
 			return err
 		}
 	}
@@ -200,7 +200,7 @@ func (s *Spec) lambda() []float64 {
 	case s.Given("white"):
 		return law.White(s.D, s.White)
 	default:
-		alpha, _ := parsePower(s.Spectrum) // checked by resolveSpectrum
+		alpha, _ := parsePower("spectrum", s.Spectrum) // checked by resolveSpectrum
 		return law.PowerLaw(s.D, alpha, 1)
 	}
 }
@@ -355,7 +355,7 @@ func (job *Job) build(s *Spec) error {
 	if job.Data, err = law.NewData(s.lambda(), vecs, s.lengths()); err != nil {
 		return fmt.Errorf("-eigvecs: %w", err)
 	}
-	if job.Data, err = s.law(job.Data); err != nil {
+	if job.Data, err = job.law(s, job.Data); err != nil {
 		return err
 	}
 	model := s.flowModel()
@@ -380,9 +380,7 @@ func (s *Spec) flowModel() flow.Model {
 	if s.Model == "merged" {
 		model.Kind, model.R = flow.Merged, 0
 	}
-	if s.Layer == "full" {
-		model.Layer = flow.FullLayer
-	}
+	model.Layer, _ = flow.LayerByName(s.Layer) // checked by resolveLaw; reduced where not read
 	return model
 }
 
@@ -396,37 +394,44 @@ func methodName(m ode.Method) string {
 	return m.Name()
 }
 
-func parsePower(spec string) (float64, error) {
+// parsePower parses the power:ALPHA of the field called name.
+func parsePower(name, spec string) (float64, error) {
 	rest, ok := strings.CutPrefix(spec, "power:")
 	alpha, err := strconv.ParseFloat(rest, 64)
 	if !ok || err != nil || !(alpha >= 0) || math.IsInf(alpha, 0) {
-		return 0, fmt.Errorf("-spectrum = %q, want power:ALPHA with a finite ALPHA ≥ 0", spec)
+		return 0, fmt.Errorf("-%s = %q, want power:ALPHA with a finite ALPHA ≥ 0", name, spec)
 	}
 	return alpha, nil
 }
 
 // eigenvectors returns the eigenvector matrix of -eigvecs (nil: identity).
 func (j *Job) eigenvectors(d int) (*mat.Dense, error) {
-	ev := j.Spec.Eigvecs
+	return j.eigenvectorsOf("eigvecs", &j.Spec.Eigvecs, d)
+}
+
+// eigenvectorsOf returns the eigenvector matrix that the field called name
+// (value *ev: identity, random:SEED or FILE.npy) gives (nil: identity); a
+// file's path becomes absolute in *ev.
+func (j *Job) eigenvectorsOf(name string, ev *string, d int) (*mat.Dense, error) {
 	switch {
-	case ev == "identity":
+	case *ev == "identity":
 		return nil, nil
-	case strings.HasPrefix(ev, "random:"):
-		seed, err := strconv.ParseUint(strings.TrimPrefix(ev, "random:"), 10, 64)
+	case strings.HasPrefix(*ev, "random:"):
+		seed, err := strconv.ParseUint(strings.TrimPrefix(*ev, "random:"), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("-eigvecs = %q, want random:SEED with SEED an integer in [0, 2^64)", ev)
+			return nil, fmt.Errorf("-%s = %q, want random:SEED with SEED an integer in [0, 2^64)", name, *ev)
 		}
 		return law.RandomRotation(d, seed), nil
 	}
-	if !strings.HasSuffix(ev, ".npy") {
-		return nil, fmt.Errorf("-eigvecs = %q, want identity, random, random:SEED or a FILE.npy", ev)
+	if !strings.HasSuffix(*ev, ".npy") {
+		return nil, fmt.Errorf("-%s = %q, want identity, random, random:SEED or a FILE.npy", name, *ev)
 	}
-	data, shape, err := j.readNPY("eigvecs", ev)
+	data, shape, err := j.readNPY(name, ev)
 	if err != nil {
 		return nil, err
 	}
 	if len(shape) != 2 || shape[0] != d || shape[1] != d {
-		return nil, fmt.Errorf("-eigvecs %s has shape %v, want (%d, %d)", ev, shape, d, d)
+		return nil, fmt.Errorf("-%s %s has shape %v, want (%d, %d)", name, *ev, shape, d, d)
 	}
 	return mat.NewDense(d, d, data), nil
 }
@@ -443,21 +448,20 @@ func (j *Job) record(field, path string, content []byte) (string, error) {
 	return abs, nil
 }
 
-func (j *Job) readNPY(field, path string) ([]float64, []int, error) {
-	content, err := os.ReadFile(path)
+// readNPY reads the .npy file at *path, given by the field called field,
+// records it and makes *path absolute.
+func (j *Job) readNPY(field string, path *string) ([]float64, []int, error) {
+	content, err := os.ReadFile(*path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("-%s: %w", field, err)
 	}
-	abs, err := j.record(field, path, content)
-	if err != nil {
+	given := *path
+	if *path, err = j.record(field, *path, content); err != nil {
 		return nil, nil, err
-	}
-	if field == "eigvecs" {
-		j.Spec.Eigvecs = abs
 	}
 	data, shape, err := decodeNPY(content)
 	if err != nil {
-		return nil, nil, fmt.Errorf("-%s %s: %w", field, path, err)
+		return nil, nil, fmt.Errorf("-%s %s: %w", field, given, err)
 	}
 	return data, shape, nil
 }
@@ -478,8 +482,9 @@ func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
 		perSample := 2*n + d*d + h*r*d + 1
 		words += float64(s.Samples) * perSample
 	}
-	if reads[output.GroupLaw] && s.Layer == "full" {
-		words += flow.FullLayerBytes(s.D) / 8 // the moments of the full layer's features
+	if reads[output.GroupLaw] && s.Layer != "reduced" {
+		layer, _ := flow.LayerByName(s.Layer)
+		words += flow.MomentBytes(layer, s.D) / 8 // the moments of the layer's features
 	}
 	if reads[output.GroupLandscape] && s.Stability && s.D <= 30 {
 		// One Jacobian of n² and its eigen-decomposition at a time, and the

@@ -88,15 +88,13 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 func (j *Job) TrainConfig() train.Config { return (&Spec{Spec: j.Spec}).trainConfig(j.Data) }
 
 func (s *Spec) trainConfig(data *law.Data) train.Config {
-	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R, Layer: flow.FullLayer}
+	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R}
+	m.Layer, _ = flow.LayerByName(s.Layer) // checked by resolveLaw
 	if s.Model == "merged" {
 		m.Kind, m.R = flow.Merged, 0
 	}
 	if s.Attention == "softmax" {
 		m.Attention = train.Softmax
-	}
-	if s.Layer == "reduced" {
-		m.Layer = flow.ReducedLayer
 	}
 	paths := map[string]train.Path{"auto": train.AutoPath, "direct": train.DirectPath, "moments": train.MomentsPath, "columns": train.ColumnsPath}
 	return train.Config{Model: m, Data: data, P: s.P, Test: s.Test, Seed: s.DataSeed,
