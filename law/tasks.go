@@ -81,8 +81,14 @@ func (t Tasks) validate(d int) error {
 func (t Tasks) clone() Tasks {
 	c := t
 	c.Fixed = make([][]float64, len(t.Fixed))
+	n := 0
+	for _, w := range t.Fixed {
+		n += len(w)
+	}
+	flat := make([]float64, 0, n) // one block for any K
 	for k, w := range t.Fixed {
-		c.Fixed[k] = append([]float64(nil), w...)
+		flat = append(flat, w...)
+		c.Fixed[k] = flat[len(flat)-len(w) : len(flat) : len(flat)]
 	}
 	if t.Cov != nil {
 		c.Cov = mat.DenseCopyOf(t.Cov)
