@@ -202,7 +202,7 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 	}
 	switch {
 	case s.ExpressivityLimited && !s.Data.Standard():
-		fmt.Fprintf(w, "note: this layer may not reach the least loss under fixed tasks (the full layer needs H ≥ D+1 and, separate, R = D); L_min is not known\n")
+		fmt.Fprintf(w, "note: this layer may not reach the least loss under this task law (%s); L_min is not known\n", expressivityNeed(s.Model.Layer))
 	case s.ExpressivityLimited:
 		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
 			s.Model.R*s.Model.H, s.Model.R*s.Model.H, s.Model.R*s.Model.H)
@@ -343,4 +343,16 @@ func covarianceText(eigs []float64, spectrum string, white float64) string {
 		return spectrum + " (trace D)"
 	}
 	return fmt.Sprintf("all %g", white)
+}
+
+// expressivityNeed says what a layer needs to take every coefficient of
+// its features (docs/math.md, "Least loss" and "The label-key layer").
+func expressivityNeed(l flow.Layer) string {
+	switch l {
+	case flow.FullLayer:
+		return "the full layer needs H ≥ D+1 and, separate, R = D"
+	case flow.LabelKeyLayer:
+		return "the label-key layer needs one merged head, or R·H ≥ D separate"
+	}
+	return "the reduced layer needs R·H ≥ D"
 }
