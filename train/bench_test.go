@@ -23,9 +23,9 @@ func paperConfig(b *testing.B, att Attention, n, p int, path Path) (Config, []fl
 		b.Fatal(err)
 	}
 	y0, _ := s.Init(0.01, 3)
-	m := Model{Kind: flow.Separate, D: 4, H: 5, R: 1, Attention: att, Layer: flow.FullLayer}
+	m := Model{Model: flow.Model{Kind: flow.Separate, H: 5, R: 1, Layer: flow.FullLayer, Tau: 1}, D: 4, Attention: att}
 	theta0, _ := m.FromFlow(y0)
-	return Config{Model: m, Data: withLaw(b, data, law.Lengths{N: n}, 1, 1), P: p, Seed: 1, Path: path, Tau: 1}, theta0
+	return Config{Model: m, Data: withLaw(b, data, law.Lengths{N: n}, 1, 1), P: p, Seed: 1, Path: path}, theta0
 }
 
 // benchTrain times drawing the data and steps of full-batch gradient

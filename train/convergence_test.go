@@ -32,7 +32,7 @@ func newFlowExample(t *testing.T, name string, eigs []float64, kind flow.Kind, h
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Model{Kind: kind, D: len(eigs), H: h, Layer: flow.ReducedLayer}
+	m := Model{Model: flow.Model{Kind: kind, H: h, Layer: flow.ReducedLayer, Tau: 1}, D: len(eigs)}
 	if kind == flow.Separate {
 		m.R = 1
 	}
@@ -62,7 +62,7 @@ func newFlowExample(t *testing.T, name string, eigs []float64, kind flow.Kind, h
 // flow's (the flow's own levels read off the same way).
 func (ex *flowExample) gdErrors(t *testing.T, p int, seed uint64) (drops, plateaus []float64) {
 	t.Helper()
-	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: p, Seed: seed, Path: MomentsPath, Tau: 1})
+	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: p, Seed: seed, Path: MomentsPath})
 	T := 1.3 * ex.run.FinalT
 	steps := int(T / tr.Time(ex.lr, 1))
 	res, err := tr.GD(context.Background(), ex.y0, everyStep(ex.lr, steps, ex.sys.Levels()))
@@ -120,7 +120,7 @@ func TestGDApproachesPopulationFlow(t *testing.T) {
 		newFlowExample(t, "merged", []float64{0.4, 0.3, 0.2, 0.1}, flow.Merged, 4, 0.01),
 	}
 	for _, ex := range examples {
-		tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: 1, Tau: 1})
+		tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: 1})
 		pop, err := ex.data.Moments(flow.ReducedLayer.Pairs(ex.data.Dim()), law.Training, false)
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +162,7 @@ func TestGDApproachesPopulationFlow(t *testing.T) {
 // weights move fastest.
 func TestGDFirstOrderInLR(t *testing.T) {
 	ex := newFlowExample(t, "separate", []float64{0.5, 0.3, 0.2}, flow.Separate, 3, 0)
-	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: 2000, Seed: 5, Path: MomentsPath, Tau: 1})
+	tr := newTrainer(t, Config{Model: ex.model, Data: withLaw(t, ex.data, law.Lengths{N: 31}, 1, 1), P: 2000, Seed: 5, Path: MomentsPath})
 	const T = 1500
 	fl, err := tr.Flow(context.Background(), ex.y0, FlowSettings{T: T, Method: ode.DOP853, RTol: 1e-12, ATol: 1e-16})
 	if err != nil {
@@ -252,8 +252,8 @@ func finiteDataDistance(t *testing.T, s *flow.System, exact *flow.Trajectory, y0
 	for _, tn := range exact.Transitions {
 		levels = append(levels, flow.Transition{M: tn.M, Level: tn.Level})
 	}
-	m := Model{Kind: flow.Merged, D: 4, H: 8, Layer: flow.FullLayer}
-	tr := newTrainer(t, Config{Model: m, Data: s.Data, P: p, Seed: seed, Path: MomentsPath, Tau: 1})
+	m := Model{Model: flow.Model{Kind: flow.Merged, H: 8, Layer: flow.FullLayer, Tau: 1}, D: 4}
+	tr := newTrainer(t, Config{Model: m, Data: s.Data, P: p, Seed: seed, Path: MomentsPath})
 	res, err := tr.Flow(context.Background(), y0, FlowSettings{T: exact.FinalT, Levels: levels})
 	if err != nil {
 		t.Fatal(err)

@@ -18,9 +18,9 @@ func ExampleTrainer_GD() {
 	data, _ := law.NewData([]float64{0.5, 0.3, 0.2}, law.RandomRotation(3, 1), law.Lengths{Nu: nu})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 3, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
-	m := train.Model{Kind: flow.Separate, D: 3, H: 3, R: 1, Layer: flow.ReducedLayer}
+	m := train.Model{Model: flow.Model{Kind: flow.Separate, H: 3, R: 1, Layer: flow.ReducedLayer, Tau: 1}, D: 3}
 	sampled, _ := data.WithLengths(law.Lengths{N: 31}) // sequences need N itself, not only ν
-	tr, err := train.New(train.Config{Model: m, Data: sampled, P: 200000, Seed: 1, Tau: 1})
+	tr, err := train.New(train.Config{Model: m, Data: sampled, P: 200000, Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -127,7 +127,7 @@ func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) error {
 // continuous extension up to denseBytes (0: none).
 func (t *Trainer) flowPass(ctx context.Context, theta0 []float64, fs FlowSettings, times []float64, denseBytes int) (*flow.Trajectory, error) {
 	grad := make([]float64, t.Len())
-	c := -1 / (2 * t.cfg.Tau)
+	c := -1 / (2 * t.cfg.Model.Tau)
 	f := func(_ float64, y, dydt []float64) {
 		t.Gradient(grad, y)
 		for i, g := range grad {

@@ -71,11 +71,11 @@ func smallConfig(t testing.TB, c smallCase, path Path) Config {
 		t.Fatal(err)
 	}
 	data = withLaw(t, data, lengths, c.icl, 11)
-	m := Model{Kind: c.kind, D: 3, H: 2, Attention: c.att, Layer: c.blocks}
+	m := Model{Model: flow.Model{Kind: c.kind, H: 2, Layer: c.blocks, Tau: 1}, D: 3, Attention: c.att}
 	if c.kind == flow.Separate {
 		m.R = 2
 	}
-	return Config{Model: m, Data: data, P: 7, Test: 5, Seed: 11, Path: path, Tau: 1}
+	return Config{Model: m, Data: data, P: 7, Test: 5, Seed: 11, Path: path}
 }
 
 func newTrainer(t testing.TB, cfg Config) *Trainer {

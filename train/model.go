@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/linattn/linattn/flow"
@@ -54,18 +55,18 @@ func (a Attention) String() string {
 // (the paper's bold v_i), u_y the label row of W^KQ_i's first D columns
 // (the paper's bold u_i), k_y the label entry of each key (the paper's
 // scalar k_{i,r}).
+//
+// The flow's model (flow.Model: kind, heads, rank, layer, and the time
+// constant τ of the flow that gradient descent follows, t/τ = 2η per step)
+// is embedded, one description for the population flow and for training.
 type Model struct {
-	Kind      flow.Kind
-	D, H, R   int // token dimension, heads, rank (separate; 0 for merged)
+	flow.Model
+	D         int // token dimension
 	Attention Attention
-	Layer     flow.Layer
 }
 
-// flowModel is the flow's description of the layer (τ does not enter the
-// coefficients).
-func (m *Model) flowModel() flow.Model {
-	return flow.Model{Kind: m.Kind, H: m.H, R: m.R, Tau: 1, Layer: m.Layer}
-}
+// flowModel is the flow's description of the layer.
+func (m *Model) flowModel() flow.Model { return m.Model }
 
 func (m *Model) validate() error {
 	if m.D < 1 {
@@ -73,6 +74,9 @@ func (m *Model) validate() error {
 	}
 	if m.H < 1 {
 		return fmt.Errorf("train: H = %d heads, want H ≥ 1", m.H)
+	}
+	if !(m.Tau > 0) || math.IsInf(m.Tau, 0) {
+		return fmt.Errorf("train: Tau = %g, want a finite τ > 0", m.Tau)
 	}
 	switch m.Kind {
 	case flow.Merged:

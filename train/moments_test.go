@@ -19,7 +19,7 @@ func TestPopulationMomentsGiveTheFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []flow.Kind{flow.Merged, flow.Separate} {
-		m := Model{Kind: kind, D: 4, H: 3, Layer: flow.ReducedLayer}
+		m := Model{Model: flow.Model{Kind: kind, H: 3, Layer: flow.ReducedLayer, Tau: 1}, D: 4}
 		if kind == flow.Separate {
 			m.R = 2
 		}
@@ -72,11 +72,11 @@ func TestMonteCarloLoss(t *testing.T) {
 	states["M*"] = append([]float64{1}, mstar...)
 	states["random"] = append([]float64{1}, randomWeights(16, 0.5, 9)...)
 	for _, blocks := range []flow.Layer{flow.ReducedLayer, flow.FullLayer} {
-		m := Model{Kind: flow.Merged, D: 4, H: 1, Layer: blocks}
+		m := Model{Model: flow.Model{Kind: flow.Merged, H: 1, Layer: blocks, Tau: 1}, D: 4}
 		trainers := make([]*Trainer, 30)
 		for i := range trainers {
 			trainers[i] = newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 7}, 1, uint64(100+i)), P: 10000,
-				Seed: uint64(100 + i), Path: MomentsPath, Tau: 1})
+				Seed: uint64(100 + i), Path: MomentsPath})
 		}
 		for name, y := range states {
 			theta, _ := m.FromFlow(y)

@@ -115,7 +115,7 @@ func (w *mcWorst) check(t *testing.T, name string, mean, se, exact float64) {
 
 func checkMonteCarlo(t *testing.T, c mcCase, n int, seed uint64) mcWorst {
 	data := mcData(t, c, c.noise, seed)
-	m := Model{Kind: c.kind, D: c.d, H: 2, R: c.r, Layer: c.layer}
+	m := Model{Model: flow.Model{Kind: c.kind, H: 2, R: c.r, Layer: c.layer, Tau: 1}, D: c.d}
 	mc := newMCSampler(data, m, n, seed)
 	var worst mcWorst
 	for _, set := range []law.Sequences{law.Training, law.InContextTest, law.InWeightTest, law.InDistributionTest} {
@@ -160,7 +160,7 @@ func mcData(t testing.TB, c mcCase, noise float64, seed uint64) *law.Data {
 // law (σ² = 0.3; 10⁵ sequences suffice).
 func TestPopulationMonteCarloCatchesNoise(t *testing.T) {
 	c := mcCase{flow.FullLayer, flow.Merged, 0, 3, 5, 0.5, 3, true, 0.3}
-	mc := newMCSampler(mcData(t, c, c.noise, 30), Model{Kind: c.kind, D: c.d, H: 2, Layer: c.layer}, 100_000, 30)
+	mc := newMCSampler(mcData(t, c, c.noise, 30), Model{Model: flow.Model{Kind: c.kind, H: 2, Layer: c.layer, Tau: 1}, D: c.d}, 100_000, 30)
 	wrong, err := mcData(t, c, 0, 30).Moments(c.layer.Pairs(c.d), law.Training, false)
 	if err != nil {
 		t.Fatal(err)

@@ -28,11 +28,11 @@ func TestSoftmaxDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, kind := range []flow.Kind{flow.Separate, flow.Merged} {
-		m := Model{Kind: kind, D: 4, H: 4, Attention: Softmax, Layer: flow.FullLayer}
+		m := Model{Model: flow.Model{Kind: kind, H: 4, Layer: flow.FullLayer, Tau: 1}, D: 4, Attention: Softmax}
 		if kind == flow.Separate {
 			m.R = 1
 		}
-		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 10}, 1, 1), P: 300, Seed: 1, Tau: 1})
+		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 10}, 1, 1), P: 300, Seed: 1})
 		s, _ := flow.NewSystem(data, flow.Model{Kind: kind, H: m.H, R: m.R, Tau: 1})
 		y0, _ := s.Init(0.01, 3)
 		theta, _ := m.FromFlow(y0)

@@ -32,8 +32,8 @@ func TestFixedTaskFraction(t *testing.T) {
 	y0, _ := s.Init(0.01, 3)
 	final := map[float64][2]float64{}
 	for _, c := range []float64{0, 1} {
-		m := Model{Kind: flow.Merged, D: 4, H: 8, Layer: flow.FullLayer}
-		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 31}, c, 1), P: 5000, Test: 2000, Seed: 1, Tau: 1})
+		m := Model{Model: flow.Model{Kind: flow.Merged, H: 8, Layer: flow.FullLayer, Tau: 1}, D: 4}
+		tr := newTrainer(t, Config{Model: m, Data: withLaw(t, data, law.Lengths{N: 31}, c, 1), P: 5000, Test: 2000, Seed: 1})
 		theta, _ := m.FromFlow(y0)
 		res, err := tr.GD(context.Background(), theta, GDSettings{LR: 0.5, Steps: 4000})
 		if err != nil {
@@ -227,7 +227,7 @@ func TestConfigErrors(t *testing.T) {
 		"Batch = 8":        {func(c *Config) { c.Batch = 8 }, "Batch = 8, want 0 (full batch) or a minibatch size in [1, P = 7]"},
 		"ν only":           {func(c *Config) { c.Data, _ = law.NewData([]float64{1, 1, 1}, nil, law.Lengths{Nu: 0.2}) }, "sampling needs the context lengths"},
 		"no data":          {func(c *Config) { c.Data = nil }, "Config.Data is nil"},
-		"Tau = 0":          {func(c *Config) { c.Tau = 0 }, "Tau = 0, want a finite τ > 0"},
+		"Tau = 0":          {func(c *Config) { c.Model.Tau = 0 }, "Tau = 0, want a finite τ > 0"},
 		"R = 4":            {func(c *Config) { c.Model.R = 4 }, "R = 4, want 1 ≤ R ≤ D = 3"},
 		"D = 4":            {func(c *Config) { c.Model.D = 4 }, "the data have D = 3, the model D = 4"},
 		"moments":          {func(c *Config) { c.Path, c.Model.Attention = MomentsPath, Softmax }, "moments path is exact for linear attention only"},

@@ -70,9 +70,6 @@ type Config struct {
 	// Batch > 0 is the minibatch size of SGD (DirectPath or ColumnsPath),
 	// ≤ P; 0 is full-batch gradient descent.
 	Batch int
-	// Tau > 0 is the time constant: gradient descent with learning rate η
-	// takes t/τ = 2η per step (docs/math.md, "Conventions").
-	Tau float64
 }
 
 // Trainer holds the data of a Config and evaluates the loss and its
@@ -128,9 +125,6 @@ func (c *Config) validate() error {
 	}
 	if c.Batch < 0 || c.Batch > c.P {
 		return fmt.Errorf("train: Batch = %d, want 0 (full batch) or a minibatch size in [1, P = %d]", c.Batch, c.P)
-	}
-	if !(c.Tau > 0) || math.IsInf(c.Tau, 0) {
-		return fmt.Errorf("train: Tau = %g, want a finite τ > 0", c.Tau)
 	}
 	if c.Path < AutoPath || c.Path > ColumnsPath {
 		return fmt.Errorf("train: Path = %d, want AutoPath, DirectPath, MomentsPath or ColumnsPath", int(c.Path))
@@ -197,7 +191,7 @@ func (t *Trainer) Features() int { return t.coef.Features() }
 
 // Time returns t = 2ητ·step, the time of the flow that gradient descent
 // with learning rate lr follows.
-func (t *Trainer) Time(lr float64, step int) float64 { return 2 * lr * t.cfg.Tau * float64(step) }
+func (t *Trainer) Time(lr float64, step int) float64 { return 2 * lr * t.cfg.Model.Tau * float64(step) }
 
 // Loss returns the training loss L̂(θ) = (1/P) Σ_μ (y_μ − ŷ_μ)² (averaged
 // over the prefixes for the next-token loss).

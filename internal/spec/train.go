@@ -88,7 +88,7 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 func (j *Job) TrainConfig() train.Config { return (&Spec{Spec: j.Spec}).trainConfig(j.Data) }
 
 func (s *Spec) trainConfig(data *law.Data) train.Config {
-	m := train.Model{Kind: flow.Separate, D: s.D, H: s.H, R: s.R}
+	m := train.Model{Model: flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}, D: s.D}
 	m.Layer, _ = flow.LayerByName(s.Layer) // checked by resolveLaw
 	if s.Model == "merged" {
 		m.Kind, m.R = flow.Merged, 0
@@ -98,5 +98,5 @@ func (s *Spec) trainConfig(data *law.Data) train.Config {
 	}
 	paths := map[string]train.Path{"auto": train.AutoPath, "direct": train.DirectPath, "moments": train.MomentsPath, "columns": train.ColumnsPath}
 	return train.Config{Model: m, Data: data, P: s.P, Test: s.Test, Seed: s.DataSeed,
-		Path: paths[s.Path], Batch: s.Batch, Tau: s.Tau}
+		Path: paths[s.Path], Batch: s.Batch}
 }
