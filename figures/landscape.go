@@ -11,7 +11,7 @@ import (
 )
 
 // classNames are the stability classes of the landscape's class array.
-var classNames = output.ClassNames
+var classNames = output.ClassNames()
 
 // landscapeFigure draws the output of linattn landscape: the loss of every
 // fixed point M(S) against |S|, the number of eigenvectors learned,

@@ -19,8 +19,8 @@ import (
 
 // The output of a Figure: its formats, sizes and atomic writing.
 
-// Formats are the output formats, by file extension.
-var Formats = []string{"png", "svg", "pdf"}
+// Formats returns the output formats, by file extension.
+func Formats() []string { return []string{"png", "svg", "pdf"} }
 
 // Size is the size of a written figure; zero fields take the figure's
 // default, and DPI (PNG only) defaults to 200.
@@ -132,7 +132,7 @@ func newCanvas(format string, s Size) (vg.CanvasWriterTo, error) {
 // FormatOf is the format of a figure file, from its extension.
 func FormatOf(path string) (string, error) {
 	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	for _, f := range Formats {
+	for _, f := range Formats() {
 		if ext == f && filepath.Base(path) != "."+ext {
 			return ext, nil
 		}

@@ -9,14 +9,14 @@ import (
 	"github.com/linattn/linattn/ode"
 )
 
-// DefaultMethod is Run's integrator where MethodFor does not pick BDF
+// defaultMethod returns Run's integrator where MethodFor does not pick BDF
 // (below D = BDFMinDim, and the merged model): DOP853 while the flow is
 // not stiff (on the first plateau), switching to ROCK4 when it is: after
 // the first drop the learned heads relax at rates ~aλ³/τ while the dormant
 // ones move slowly, and the Jacobian J = −∇²L/(2τ) of this gradient flow
 // is symmetric, so its spectrum is real, the case stabilized Chebyshev
 // methods are made for.
-var DefaultMethod = ode.Auto
+func defaultMethod() ode.Method { return ode.Auto }
 
 // BDFMinDim is the least dimension D from which MethodFor picks BDF for
 // the separate model's in-context flow: with its block preconditioner BDF
@@ -26,7 +26,7 @@ const BDFMinDim = 16
 
 // MethodFor returns Run's integrator for a flow of model m on data of
 // dimension d, under the paper's task (standard: law.Data.Standard) or
-// another law: ode.BDF where it is the faster, else DefaultMethod. BDF
+// another law: ode.BDF where it is the faster, else ode.Auto. BDF
 // runs the full layer under another law, whose state (n ≤
 // ode.MaxDenseDim) it factors densely (Cholesky: J is symmetric), three
 // times faster than Auto at D = 4 and at D = 8 (H = 8); and the
@@ -41,7 +41,7 @@ func MethodFor(m Model, d int, standard bool) ode.Method {
 	case m.Kind == Separate && standard && d >= BDFMinDim && (m.Layer == ReducedLayer || dense):
 		return ode.BDF
 	}
-	return DefaultMethod
+	return defaultMethod()
 }
 
 // Default tolerances of Run, tighter than ode's general-purpose defaults
@@ -67,7 +67,8 @@ const (
 // ExplicitATol for an explicit Runge–Kutta pair (*ode.RK), else DefaultRTol
 // and DefaultATol.
 func DefaultTolerances(m ode.Method) (rtol, atol float64) {
-	if _, ok := m.(*ode.RK); ok || m == ode.BDF {
+	switch m.Family() {
+	case ode.Explicit, ode.Multistep:
 		return ExplicitRTol, ExplicitATol
 	}
 	return DefaultRTol, DefaultATol
@@ -377,17 +378,17 @@ func (s *System) passStatus(tr *Trajectory, res *ode.Result, err error, untilCon
 	case err != nil:
 		tr.Status = Failed
 		var oe *ode.Error
-		if errors.As(err, &oe) && (oe.Status == ode.Canceled || oe.Status == ode.Stopped) {
+		if errors.As(err, &oe) && oe.Status.Interrupted() {
 			tr.Status = Interrupted
 		}
 		return fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
-	case untilConverged && res.Status != ode.TerminalEvent:
+	case untilConverged && !res.Status.AtEvent():
 		tr.Status = Failed
 		return fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
 			Horizon, tr.FinalLoss, s.lossFloor()+rs.StopTol)
 	case untilConverged:
 		tr.Status = Converged
-	case res.Status == ode.TerminalEvent:
+	case res.Status.AtEvent():
 		tr.Status = Stopped
 	default:
 		tr.Status = ReachedT

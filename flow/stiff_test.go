@@ -106,14 +106,14 @@ func TestMethodFor(t *testing.T) {
 		inContext bool
 		want      ode.Method
 	}{
-		{"separate D=4", sep, 4, true, DefaultMethod},
-		{"separate D=15", sep, BDFMinDim - 1, true, DefaultMethod},
+		{"separate D=4", sep, 4, true, defaultMethod()},
+		{"separate D=15", sep, BDFMinDim - 1, true, defaultMethod()},
 		{"separate D=16", sep, BDFMinDim, true, ode.BDF},
-		{"separate D=16 fixed tasks", sep, BDFMinDim, false, DefaultMethod},
-		{"merged D=32", Model{Kind: Merged, H: 32, Tau: 1}, 32, true, DefaultMethod},
+		{"separate D=16 fixed tasks", sep, BDFMinDim, false, defaultMethod()},
+		{"merged D=32", Model{Kind: Merged, H: 32, Tau: 1}, 32, true, defaultMethod()},
 		{"full D=8 fixed tasks", full, 8, false, ode.BDF},
-		{"full D=8 in context", full, 8, true, DefaultMethod},
-		{"full D=16 fixed tasks, n > MaxDenseDim", big, 16, false, DefaultMethod},
+		{"full D=8 in context", full, 8, true, defaultMethod()},
+		{"full D=16 fixed tasks, n > MaxDenseDim", big, 16, false, defaultMethod()},
 	} {
 		if got := MethodFor(tc.m, tc.d, tc.inContext); got != tc.want {
 			t.Errorf("%s (n = %d): %s, want %s", tc.name, tc.m.StateLen(tc.d), got.Name(), tc.want.Name())

@@ -35,6 +35,9 @@ type auto struct {
 	stiff    Method
 }
 
+// Family returns Switching.
+func (m *auto) Family() Family { return Switching }
+
 func (m *auto) Name() string { return "Auto(" + m.nonstiff.Name() + "," + m.stiff.Name() + ")" }
 
 func (m *auto) newStepper(in *Integrator) stepper {

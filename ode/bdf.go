@@ -39,6 +39,9 @@ type bdfMethod struct{}
 
 func (bdfMethod) Name() string { return "BDF" }
 
+// Family returns Multistep.
+func (bdfMethod) Family() Family { return Multistep }
+
 func (bdfMethod) newStepper(in *Integrator) stepper { return newBDFStepper(in, bdfMaxOrder) }
 
 // The control constants of CVODE (its guide, "Mathematical

@@ -9,10 +9,33 @@ package ode
 type Method interface {
 	// Name returns the method's name, as reported in Stats.
 	Name() string
+	// Family says what kind of method it is, which its callers need to
+	// know (default tolerances, memory) without comparing method values.
+	Family() Family
 	// newStepper returns the method's per-solve state, working on the
 	// integrator's buffers.
 	newStepper(in *Integrator) stepper
 }
+
+// Family is the kind of an integration method.
+type Family int
+
+const (
+	// Explicit Runge–Kutta pairs (DP5, Tsit5, DOP853, NewRK): their steps
+	// are bounded by stability on stiff problems.
+	Explicit Family = iota
+	// Stabilized explicit methods (ROCK4).
+	Stabilized
+	// DenseImplicit methods factor the state's n×n iteration matrix every
+	// few steps (Rodas5P, Radau5): MaxDenseDim bounds their states.
+	DenseImplicit
+	// Multistep methods (BDF): linear solves by GMRES or a kept dense
+	// factorization; their global error is a larger multiple of the
+	// tolerance than a one-step method's.
+	Multistep
+	// Switching methods (NewAuto) move between two families.
+	Switching
+)
 
 // A stepper advances a solve by one method. The Integrator owns the
 // accepted state (y, f(t, y)) in in.y, in.f0 and the candidate

@@ -37,6 +37,9 @@ type radau5 struct{}
 
 func (radau5) Name() string { return "Radau5" }
 
+// Family returns DenseImplicit.
+func (radau5) Family() Family { return DenseImplicit }
+
 // Constants of radau5.f. The nodes c₁, c₂, c₃ = 1; γ̂ and α̂ ± iβ̂ are the
 // eigenvalues of A⁻¹ and T its real eigenvector basis,
 // T⁻¹A⁻¹T = [[γ̂, 0, 0], [0, α̂, −β̂], [0, β̂, α̂]]; radauErrWeights are the

@@ -25,6 +25,9 @@ type rock4Method struct{}
 
 func (rock4Method) Name() string { return "ROCK4" }
 
+// Family returns Stabilized.
+func (rock4Method) Family() Family { return Stabilized }
+
 func (rock4Method) newStepper(in *Integrator) stepper {
 	n := in.n
 	st := &rock4Stepper{in: in}

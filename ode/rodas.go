@@ -72,6 +72,9 @@ type rosenbrock struct{ tab *rosenbrockTableau }
 
 func (m *rosenbrock) Name() string { return m.tab.name }
 
+// Family returns DenseImplicit.
+func (m *rosenbrock) Family() Family { return DenseImplicit }
+
 func (m *rosenbrock) newStepper(in *Integrator) stepper {
 	n, s := in.n, len(m.tab.nodes)
 	st := &rosenbrockStepper{tab: m.tab, in: in, jac: newDenseJacobian(in)}

@@ -66,6 +66,9 @@ type coef struct {
 // Name returns the method's name.
 func (m *RK) Name() string { return m.tab.Name }
 
+// Family returns Explicit.
+func (m *RK) Family() Family { return Explicit }
+
 // Order returns the order of the propagated solution.
 func (m *RK) Order() int { return m.tab.Order }
 

@@ -170,6 +170,13 @@ const (
 	Stopped                     // the observer returned an error
 )
 
+// Interrupted reports whether the solve was stopped from outside: its
+// context canceled (Canceled) or its observer refused (Stopped).
+func (s Status) Interrupted() bool { return s == Canceled || s == Stopped }
+
+// AtEvent reports whether the solve stopped at a terminal event.
+func (s Status) AtEvent() bool { return s == TerminalEvent }
+
 func (s Status) String() string {
 	switch s {
 	case Success:

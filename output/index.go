@@ -17,7 +17,9 @@ import (
 
 // StatusCodes are the statuses of a sweep's runs and their codes in the
 // index's IndexStatus array.
-var StatusCodes = map[string]int{"complete": 0, "failed": 1, "incomplete": 2, "not run": 3}
+func StatusCodes() map[string]int {
+	return map[string]int{"complete": 0, "failed": 1, "incomplete": 2, "not run": 3}
+}
 
 // Index is a sweep's index.json: one row per run.
 type Index struct {
@@ -108,7 +110,7 @@ func (row *IndexRow) reducedDrops(path string) error {
 // NewIndex returns the index of sweep sw with the rows.
 func NewIndex(sw *Sweep, rows []IndexRow) *Index {
 	idx := &Index{SweepSHA256: sw.SHA256, Runs: sw.Len(), Swept: sw.Swept,
-		ParamValues: map[string][]json.RawMessage{}, StatusCodes: StatusCodes, Rows: rows}
+		ParamValues: map[string][]json.RawMessage{}, StatusCodes: StatusCodes(), Rows: rows}
 	if idx.Swept == nil {
 		idx.Swept = []string{}
 	}
@@ -280,7 +282,7 @@ func MergeIndexes(out string, dirs []string) (*Index, error) {
 	if err := merged.checkComplete(len(seenShard), shardN); err != nil {
 		return nil, err
 	}
-	merged.StatusCodes = StatusCodes
+	merged.StatusCodes = StatusCodes()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}

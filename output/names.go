@@ -63,7 +63,9 @@ const (
 // CompareColumns name the columns of Compare: m, L(M_m), the plateau
 // observed in training and in the flow, the drop time t_m in training and
 // in the flow (−1 where there is none).
-var CompareColumns = []string{"m", "L(M_m)", "plateau_train", "plateau_flow", "t_train", "t_flow"}
+func CompareColumns() []string {
+	return []string{"m", "L(M_m)", "plateau_train", "plateau_flow", "t_train", "t_flow"}
+}
 
 // Arrays of linattn reduced: per plateau m = 0..D−1 of the separate model,
 // per drop, and the comparison curves (docs/math.md, "The reduced
@@ -111,7 +113,7 @@ const (
 )
 
 // ClassNames name the values of StabilityClass (landscape.Class).
-var ClassNames = []string{"minimum", "strict saddle", "higher-order saddle"}
+func ClassNames() []string { return []string{"minimum", "strict saddle", "higher-order saddle"} }
 
 // Arrays of a sweep's index.npz, one row per run.
 const (

@@ -142,7 +142,7 @@ func TestSpecForms(t *testing.T) {
 	t.Parallel()
 	text := map[string]string{"string": "merged", "int": "5", "uint": "18446744073709551615", "float": "0.125", "list": "0.5,0.25", "bool": "true"}
 	s := &output.Spec{}
-	for _, f := range output.Fields {
+	for _, f := range output.Fields() {
 		if slices.Contains([]string{"spectrum", "white", "nu", "ntp-max", "init", "w0-file", "task-spectrum", "task-white", "test-task-spectrum", "test-task-white"}, f.Name) {
 			continue // alternatives of eigs, N, winit, w0, task-eigs and test-task-eigs
 		}

@@ -121,8 +121,11 @@ func (f *Field) ReadBy(groups []Group) bool {
 	return false
 }
 
-// Fields lists every field, in the order of -h and of the JSON output.
-var Fields = []Field{
+// Fields returns every field, in the order of -h and of the JSON output.
+func Fields() []Field { return slices.Clone(fields) }
+
+// fields is the table behind Fields.
+var fields = []Field{
 	{Name: "model", Usage: "attention model: separate (ATTN_S, rank-R keys and queries) or merged (ATTN_M) (default separate)",
 		ptr: func(s *Spec) any { return &s.Model }},
 	{Name: "D", Usage: "token dimension D ≥ 1, for -spectrum and -white; with -eigs it must equal their number (default: the number of -eigs)",
@@ -232,9 +235,9 @@ var Fields = []Field{
 
 // Lookup returns the field called name.
 func Lookup(name string) (*Field, bool) {
-	for i := range Fields {
-		if Fields[i].Name == name {
-			return &Fields[i], true
+	for i := range fields {
+		if fields[i].Name == name {
+			return &fields[i], true
 		}
 	}
 	return nil, false
@@ -292,7 +295,7 @@ func zero(p any) {
 // CheckAlternatives rejects a source that gives two fields excluding each
 // other, naming them with prefix ("-" for flags).
 func (s *Spec) CheckAlternatives(prefix string) error {
-	for _, f := range Fields {
+	for _, f := range fields {
 		if !s.given[f.Name] {
 			continue
 		}
@@ -308,7 +311,7 @@ func (s *Spec) CheckAlternatives(prefix string) error {
 // Override lays o over s: every field given in o replaces s's, and clears
 // the fields it excludes.
 func (s *Spec) Override(o *Spec) {
-	for _, f := range Fields {
+	for _, f := range fields {
 		if !o.given[f.Name] {
 			continue
 		}
@@ -384,8 +387,8 @@ func Parse(data []byte) (*Spec, error) {
 
 // Names returns the field names in order.
 func Names() []string {
-	out := make([]string, len(Fields))
-	for i, f := range Fields {
+	out := make([]string, len(fields))
+	for i, f := range fields {
 		out[i] = f.Name
 	}
 	return out
@@ -414,7 +417,7 @@ func (s *Spec) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	first := true
-	for _, f := range Fields {
+	for _, f := range fields {
 		if !s.given[f.Name] {
 			continue
 		}

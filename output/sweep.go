@@ -41,7 +41,7 @@ func ParseSweep(data []byte) (*Sweep, error) {
 	}
 	var canon bytes.Buffer
 	canon.WriteByte('{')
-	for _, f := range Fields {
+	for _, f := range fields {
 		raw, ok := obj[f.Name]
 		if !ok {
 			continue
@@ -87,7 +87,7 @@ func ParseSweep(data []byte) (*Sweep, error) {
 // Fields.
 func (sw *Sweep) Fields() []string {
 	var out []string
-	for _, f := range Fields {
+	for _, f := range fields {
 		_, fixed := sw.fixed[f.Name]
 		_, swept := sw.values[f.Name]
 		if fixed || swept {

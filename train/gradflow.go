@@ -156,7 +156,7 @@ func (t *Trainer) flowPass(ctx context.Context, theta0 []float64, fs FlowSetting
 	if err != nil {
 		tr.Status = flow.Failed
 		var oe *ode.Error
-		if errors.As(err, &oe) && (oe.Status == ode.Canceled || oe.Status == ode.Stopped) {
+		if errors.As(err, &oe) && oe.Status.Interrupted() {
 			tr.Status = flow.Interrupted
 		}
 		if k := len(tr.Times); k == 0 || tr.Times[k-1] < res.T { // what was computed ends where it stopped

@@ -200,7 +200,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	fs.SetOutput(io.Discard)
 	overlay := &output.Spec{}
 	groups := append([]output.Group{output.GroupProblem}, c.Groups...)
-	for _, f := range output.Fields {
+	for _, f := range output.Fields() {
 		if f.ReadBy(groups) {
 			fs.Var(spec.NewValue(overlay, f.Name), f.Name, f.Usage)
 		}

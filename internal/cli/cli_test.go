@@ -575,7 +575,7 @@ func TestHelp(t *testing.T) {
 		if code != 0 {
 			t.Errorf("%s -h: exit %d", cmd, code)
 		}
-		for _, f := range output.Fields {
+		for _, f := range output.Fields() {
 			listed := strings.Contains(stdout, "\n  -"+f.Name+" ") || strings.Contains(stdout, "\n  -"+f.Name+"\n")
 			if want := f.ReadBy(groups); listed != want {
 				t.Errorf("%s -h: -%s listed %v, want %v", cmd, f.Name, listed, want)

@@ -37,7 +37,7 @@ func runLandscape(e *env, job *spec.Job) error {
 // output.ClassNames, which are landscape.Class's.
 var classCodes = func() map[string]int {
 	m := map[string]int{}
-	for i, name := range output.ClassNames {
+	for i, name := range output.ClassNames() {
 		m[name] = i
 	}
 	return m

@@ -220,7 +220,7 @@ func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [2
 	if c.testICL != nil {
 		arrays = append(arrays, export.Floats(output.FlowTestICL, c.testICL, ns), export.Floats(output.FlowTestIWL, c.testIWL, ns))
 	}
-	return append(arrays, export.Floats(output.Compare, table, len(table)/6, len(output.CompareColumns)))
+	return append(arrays, export.Floats(output.Compare, table, len(table)/6, len(output.CompareColumns())))
 }
 
 // testLosses evaluates the test sets at every sample (nil without them).
@@ -286,7 +286,7 @@ func trainResult(tr *train.Trainer, gd bool, res *flow.Trajectory, test [2][]flo
 	r := map[string]any{
 		"samples": len(res.Times), "L0": res.Loss[0], "final_loss": res.Loss[last], "t_end": res.FinalT,
 		"path": tr.Path().String(), "features": tr.Features(), "weights": tr.Len(),
-		"transitions": drops(res.Transitions), "observed_plateaus": observed, "compare_columns": output.CompareColumns,
+		"transitions": drops(res.Transitions), "observed_plateaus": observed, "compare_columns": output.CompareColumns(),
 	}
 	if gd {
 		r["steps_done"] = res.Stats.Steps

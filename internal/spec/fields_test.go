@@ -36,7 +36,7 @@ func parseFlags(t *testing.T, kv ...string) *output.Spec {
 // TestFieldDefaults: the empty spec resolves, for the commands that read
 // each field, to the default its usage states (the paper's D = 4 example);
 // the fields that are alternatives of a default stay unset. Each field of
-// output.Fields is listed.
+// output.Fields() is listed.
 func TestFieldDefaults(t *testing.T) {
 	t.Parallel()
 	want := map[string]string{
@@ -58,7 +58,7 @@ func TestFieldDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range output.Fields {
+	for _, f := range output.Fields() {
 		w, ok := want[f.Name]
 		if !ok {
 			t.Errorf("field %s has no default in this test", f.Name)
@@ -88,7 +88,7 @@ func TestFieldDefaults(t *testing.T) {
 
 // TestFieldRanges: a value out of a field's range is refused with one
 // message that names the flag (and the allowed range); each field of
-// output.Fields with a range is listed, and the values at the edges of the
+// output.Fields() with a range is listed, and the values at the edges of the
 // range are accepted.
 func TestFieldRanges(t *testing.T) {
 	t.Parallel()
@@ -221,7 +221,7 @@ func TestFieldAlternatives(t *testing.T) {
 		"task-eigs": "0.3,0.2", "task-spectrum": "power:1", "task-white": "2",
 		"test-task-eigs": "0.3,0.2", "test-task-spectrum": "power:1", "test-task-white": "2"}
 	pairs := 0
-	for _, f := range output.Fields {
+	for _, f := range output.Fields() {
 		for _, a := range f.Alternatives {
 			s := parseFlags(t, f.Name, values[f.Name], a, values[a])
 			err := CheckFlags(s)

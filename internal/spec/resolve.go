@@ -127,7 +127,11 @@ func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*
 // state's size (ode.MaxDenseDim) for larger states.
 func (job *Job) checkDenseMethod() error {
 	n := job.System.Len()
-	if (job.Method == ode.Rodas5P || job.Method == ode.Radau5) && n > ode.MaxDenseDim {
+	switch job.Method.Family() {
+	case ode.DenseImplicit:
+		if n <= ode.MaxDenseDim {
+			return nil
+		}
 		return fmt.Errorf("-method = %s factors dense matrices of the state's size, at most %d; here D = %d, H = %d give %d: use auto or rock4",
 			job.Spec.Method, ode.MaxDenseDim, job.Spec.D, job.Spec.H, n)
 	}
