@@ -54,6 +54,8 @@ type Solution struct {
 
 	source  *blockSource // full-size blocks while the solve runs
 	solving bool
+
+	bdf *bdfTrack // the record of a BDF solve, whose steps are all BDF's
 }
 
 // stepLoc locates a step's values: vecs ≥ 0 Hairer-form vectors follow y
@@ -115,10 +117,16 @@ func (s *Solution) store(t0, h, t1 float64, vecs int32, parts [][]float64) {
 	s.t0 = append(s.t0, t0)
 	s.t1 = append(s.t1, t1)
 	s.h = append(s.h, h)
+	block, off := s.storeValues(parts)
+	s.loc = append(s.loc, stepLoc{block: block, off: off, vecs: vecs})
+}
+
+// storeValues appends parts, each of n values, to the blocks and returns
+// where they start (block −1 for none).
+func (s *Solution) storeValues(parts [][]float64) (block, off int32) {
 	need := s.n * len(parts)
 	if need == 0 {
-		s.loc = append(s.loc, stepLoc{block: -1, vecs: vecs})
-		return
+		return -1, 0
 	}
 	last := len(s.blocks) - 1
 	if last < 0 || cap(s.blocks[last])-len(s.blocks[last]) < need {
@@ -126,12 +134,13 @@ func (s *Solution) store(t0, h, t1 float64, vecs int32, parts [][]float64) {
 		last++
 	}
 	b := s.blocks[last]
-	s.loc = append(s.loc, stepLoc{block: int32(last), off: int32(len(b)), vecs: vecs})
+	block, off = int32(last), int32(len(b))
 	for _, p := range parts {
 		b = append(b, p...)
 	}
 	s.blocks[last] = b
 	s.size += need
+	return block, off
 }
 
 // newBlock returns an empty block for at least need values after block last.
@@ -180,6 +189,9 @@ func (s *Solution) At(dst []float64, t float64) ([]float64, error) {
 		if t == s.t1[k] && !s.cutEnd {
 			return append(dst[:0], s.tail...), nil
 		}
+	}
+	if s.bdf != nil {
+		return s.bdfAt(dst, t, k)
 	}
 	if t == s.t0[k] {
 		return append(dst[:0], s.startOf(k)...), nil
