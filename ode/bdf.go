@@ -322,20 +322,29 @@ func nordsieckVecs(vecs [][]float64, y0 []float64, z *[bdfMaxOrder + 1][]float64
 	var c [bdfMaxOrder + 1]float64
 	for i, y := range y0 {
 		for k := 0; k <= q; k++ { // c_k = Σ_{j≥k} C(j, k)(−1)^{j−k} z_j
-			s, b := 0.0, 1.0
+			s := 0.0
 			for j := k; j <= q; j++ {
 				if (j-k)%2 == 0 {
-					s += b * z[j][i]
+					s += bdfBinomial[j][k] * z[j][i]
 				} else {
-					s -= b * z[j][i]
+					s -= bdfBinomial[j][k] * z[j][i]
 				}
-				b = b * float64(j+1) / float64(j+1-k)
 			}
 			c[k] = s
 		}
 		c[1] -= y - c[0] // the linear correction; c₀ becomes y₀ and drops out
 		splitHairer(c[1:q+1], vecs, i)
 	}
+}
+
+// bdfBinomial[j][k] is C(j, k).
+var bdfBinomial = [bdfMaxOrder + 1][bdfMaxOrder + 1]float64{
+	{1},
+	{1, 1},
+	{1, 2, 1},
+	{1, 3, 3, 1},
+	{1, 4, 6, 4, 1},
+	{1, 5, 10, 10, 5, 1},
 }
 
 // splitHairer writes the Hairer-form coefficients F₁…F_m (component i of

@@ -121,12 +121,17 @@ func (m *valueMover) move(block, off int32, length int) (int32, int32) {
 	return b, o
 }
 
-// end drops the blocks past the last values moved and sets the size.
+// end keeps the blocks past the last values moved as spares, for the
+// values stored after the thinning (newBlock), and sets the size: a solve
+// that thins its Solution again and again reuses the same memory.
 func (m *valueMover) end() {
 	s := m.s
 	if len(s.blocks) > 0 {
 		s.blocks[m.wb] = s.blocks[m.wb][:m.wo]
-		clear(s.blocks[m.wb+1:])
+		for i := len(s.blocks) - 1; i > m.wb; i-- { // in reverse: newBlock takes them in order
+			s.spare = append(s.spare, s.blocks[i][:0])
+			s.blocks[i] = nil
+		}
 		s.blocks = s.blocks[:m.wb+1]
 	}
 	s.size = m.size

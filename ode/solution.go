@@ -8,10 +8,11 @@ import (
 // Solution is the continuous extension of a whole solve (Settings.Dense),
 // evaluable at any t in the solved interval. At reuses scratch space, so a
 // Solution must not be read by several goroutines at once. It keeps the
-// problem's Func and calls it again for ROCK4's steps (below), so the values
-// it gives are the solve's only while Func stays the function it was (see
-// Func); scipy's DenseOutput, which stores every step's polynomial, never
-// calls fun again, at twice the memory for ROCK4's steps here.
+// problem's Func and calls it again for ROCK4's and BDF's steps (below), so
+// the values it gives are the solve's only while Func (and for BDF Jac and
+// Precond) stay what they were (see Func); scipy's DenseOutput, which
+// stores every step's polynomial, never calls fun again, at twice the
+// memory for ROCK4's steps here and with no bound for BDF's.
 //
 // Each step stores y and f(t, y) at its start, then its Hairer-form vectors
 // (their number varies with the method), contiguously, in blocks that double
@@ -27,6 +28,10 @@ import (
 // steps it keeps y only at every spacing-th step, and At takes the steps in
 // between again from the nearest kept y (replay), with the same arithmetic
 // and the same results.
+//
+// A BDF solve keeps the state of the solve (its Nordsieck array and the
+// rest) at the steps' ends, thinned in the same way when it outgrows
+// DenseLimit, and At takes the steps between kept states again (bdfTrack).
 type Solution struct {
 	n      int
 	dir    float64
@@ -56,6 +61,8 @@ type Solution struct {
 	solving bool
 
 	bdf *bdfTrack // the record of a BDF solve, whose steps are all BDF's
+
+	spare [][]float64 // blocks emptied by thinning, for the values that follow
 }
 
 // stepLoc locates a step's values: vecs ≥ 0 Hairer-form vectors follow y
@@ -79,7 +86,7 @@ func newSolution(n int, dir float64, f Func) *Solution {
 
 // endSolve stops the block source when the solve returns.
 func (s *Solution) endSolve() {
-	s.solving = false
+	s.solving, s.spare = false, nil
 	if s.source != nil {
 		s.source.close()
 		s.source = nil
@@ -148,6 +155,12 @@ func (s *Solution) newBlock(need, last int) []float64 {
 	size := solutionBlockMin
 	if last >= 0 {
 		size = min(2*cap(s.blocks[last]), solutionBlockMax)
+	}
+	if k := len(s.spare) - 1; k >= 0 && cap(s.spare[k]) >= max(need, size) {
+		b := s.spare[k]
+		s.spare[k] = nil
+		s.spare = s.spare[:k]
+		return b
 	}
 	if size == solutionBlockMax && s.solving && s.source == nil {
 		s.source = newBlockSource() // a long solve: blocks are made ahead from now on
