@@ -74,6 +74,7 @@ func (s *Solution) beginBDF(p *Problem, in *Integrator, st *bdfStepper) {
 		tr.tailZ[j] = make([]float64, n)
 		tr.vecs = append(tr.vecs, make([]float64, n))
 	}
+	tr.prob.Y0 = nil // kept as knot 0
 	s.bdf = tr
 	block, off := s.storeValues([][]float64{p.Y0})
 	tr.knots = append(tr.knots, bdfKnot{block: block, off: off})
