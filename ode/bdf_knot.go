@@ -100,10 +100,16 @@ func (st *bdfStepper) restore(sc *bdfScalars, z [][]float64, saved, setupY []flo
 	if st.prec == nil || su.serial == 0 {
 		return nil
 	}
+	jacBefore := in.stats.JacEvals
+	in.stats.Decompositions++
 	if _, err := st.prec.Setup(su.freshT, setupY, su.freshGam, false); err != nil {
 		return err
 	}
+	if in.stats.JacEvals == jacBefore { // as setupPrecond counts
+		in.stats.JacEvals++
+	}
 	if !su.lastFresh {
+		in.stats.Decompositions++
 		_, err := st.prec.Setup(su.lastT, setupY, su.lastGamma, true)
 		return err
 	}

@@ -32,16 +32,48 @@ func (s *Solution) replayTo(k int) []float64 {
 	if !(rp.pos >= c && rp.pos <= k) {
 		copy(in.y, s.values(c)[:s.n])
 		s.f(s.t0[c], in.y, in.f0)
+		in.stats.FuncEvals++
 		rp.pos = c
 	}
 	for ; rp.pos < k; rp.pos++ {
 		j := rp.pos
 		rp.st.rho = s.rho[j]
 		rp.st.attempt(s.t0[j], s.hTry[j])
+		in.stats.Steps++
 		in.y, in.ynew = in.ynew, in.y
 		in.f0, in.f1 = in.f1, in.f0
 	}
 	return in.y
+}
+
+// ReplayStats returns the work At has done so far to take thinned steps
+// again (ROCK4's and BDF's): the steps, their rejected attempts (BDF's),
+// the evaluations of f and, for BDF, the Jacobians and preconditioner
+// setups, restores from the kept states included. A solve's Stats do not
+// count it.
+func (s *Solution) ReplayStats() Stats {
+	var st Stats
+	for _, in := range []*Integrator{s.replayIn(), s.bdfReplayIn()} {
+		if in != nil {
+			st.Add(in.stats)
+		}
+	}
+	st.PerMethod = nil
+	return st
+}
+
+func (s *Solution) replayIn() *Integrator {
+	if s.replay == nil {
+		return nil
+	}
+	return s.replay.in
+}
+
+func (s *Solution) bdfReplayIn() *Integrator {
+	if s.bdf == nil || s.bdf.rp == nil {
+		return nil
+	}
+	return s.bdf.rp.in
 }
 
 // thin brings the stored values under limit by doubling the spacing of the

@@ -96,6 +96,9 @@ func TestBDFSolutionEqualsTEval(t *testing.T) {
 			t.Fatalf("%s: spacing %d, %d knots for %d steps; want every one kept", name, sol.bdf.spacing, len(sol.bdf.knots), sol.Steps())
 		}
 		checkAt(t, name+", all knots", sol, teval, full.YEval, stepT, stepY)
+		if rs := sol.ReplayStats(); rs.Steps != 0 || rs.FuncEvals != 0 {
+			t.Errorf("%s, all knots: replayed %+v, want nothing", name, rs)
+		}
 		stepT, stepY = stepT[:0], stepY[:0]
 		s.DenseLimit = sol.size / 10
 		res, err := Solve(context.Background(), p, s)
@@ -106,6 +109,9 @@ func TestBDFSolutionEqualsTEval(t *testing.T) {
 			t.Fatalf("%s: solution %v: want it thinned to spacing ≥ 8 within %d values", name, res.Solution != nil, s.DenseLimit)
 		}
 		checkAt(t, name+", thinned", res.Solution, teval, res.YEval, stepT, stepY)
+		if rs := res.Solution.ReplayStats(); rs.Steps == 0 || rs.FuncEvals < rs.Steps || rs.Decompositions == 0 {
+			t.Errorf("%s, thinned: replayed %+v, want steps, their evaluations and setups", name, rs)
+		}
 		t.Logf("%s: krylov %d jacs %d; %d steps (%d rejected), spacing %d, %d knots, %d setups, %d of %d values kept", name, full.Stats.KrylovIters, full.Stats.JacEvals, sol.Steps(), full.Stats.Rejected,
 			res.Solution.bdf.spacing, len(res.Solution.bdf.knots), len(res.Solution.bdf.setups), res.Solution.size, sol.size)
 	}
