@@ -68,8 +68,8 @@ func TestOnePassEqualsTwoPasses(t *testing.T) {
 		if err != nil || one.Sampling != FromDense {
 			t.Fatalf("%s, one pass: %v, sampling %v", m.Name(), err, one.Sampling)
 		}
-		if kept := BDFKeptStates * rs.Samples * s.Len(); m == ode.BDF && one.Stats.Steps*3*s.Len() < 2*kept {
-			t.Errorf("BDF: %d steps of %d values: want a run whose states outgrow %d values", one.Stats.Steps, s.Len(), kept)
+		if rp := one.dense.ReplayStats(); m == ode.BDF && (rp.Steps == 0 || rp.Decompositions == 0) {
+			t.Errorf("BDF: %d steps, replayed %+v: want the kept states thinned and steps taken again with their preconditioner", one.Stats.Steps, rp)
 		}
 		for _, budget := range []int{2 << 20, 1} {
 			rs.DenseBytes = budget
