@@ -126,8 +126,9 @@ func BenchmarkPaperExample(b *testing.B) {
 // a first pass to find T and a second for the output), with the same
 // right-hand side, so the ratio of the two is the gain of the stiff
 // integration and the single pass; "bdf" is ode.BDF, the default from
-// D = BDFMinDim (two passes: Run keeps no continuous extension of a BDF
-// solve of the separate model). Besides time and allocations it
+// D = BDFMinDim (one pass since the continuous extension keeps the state
+// of the solve: ode.Solution; the steps Sample takes again are not in
+// evals). Besides time and allocations it
 // reports the peak heap (MB-heap), the integrator's evaluations (evals) and
 // steps.
 //

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/law"
+	"github.com/linattn/linattn/ode"
 )
 
 // TestRunZeroSettings: Run with zero settings is linattn run: until
@@ -48,9 +49,12 @@ func TestRunZeroSettings(t *testing.T) {
 // pass's continuous extension; when that does not fit in DenseBytes it
 // integrates a second time to the output times. Both give the same values,
 // bit for bit: the second pass takes the same steps, ends at the same
-// terminal event, and evaluates the same continuous extension. 2 MiB thins
-// the ROCK4 steps of the extension (3 MB, of which DOP853's steps take
-// 1 MB; see ode.Settings.DenseLimit), 1 byte drops it.
+// terminal event, and evaluates the same continuous extension. Under Auto
+// 2 MiB thins the ROCK4 steps of the extension (3 MB, of which DOP853's
+// steps take 1 MB; see ode.Settings.DenseLimit), 1 byte drops it. BDF's
+// extension (the state of the solve at the steps' ends) is thinned within
+// BDFKeptStates times the output, and Sample takes the steps between kept
+// states again, with their preconditioner setups.
 func TestOnePassEqualsTwoPasses(t *testing.T) {
 	t.Parallel()
 	data, err := law.NewData(law.PowerLaw(6, 1, 1), law.RandomRotation(6, 1), law.Lengths{Nu: 1.0 / 31})
@@ -59,30 +63,36 @@ func TestOnePassEqualsTwoPasses(t *testing.T) {
 	}
 	s := newSys(t, data, Model{Kind: Separate, H: 6, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
-	rs := RunSettings{Samples: 301}
-	one, err := s.Run(context.Background(), y0, rs)
-	if err != nil || one.Sampling != FromDense {
-		t.Fatalf("one pass: %v, sampling %v", err, one.Sampling)
-	}
-	for _, budget := range []int{2 << 20, 1} {
-		rs.DenseBytes = budget
-		two, err := s.Run(context.Background(), y0, rs)
-		if err != nil {
-			t.Fatalf("budget %d: %v", budget, err)
+	for _, m := range []ode.Method{ode.Auto, ode.BDF} {
+		rs := RunSettings{Samples: 301, Method: m}
+		one, err := s.Run(context.Background(), y0, rs)
+		if err != nil || one.Sampling != FromDense {
+			t.Fatalf("%s, one pass: %v, sampling %v", m.Name(), err, one.Sampling)
 		}
-		if want := map[int]Sampling{2 << 20: FromDense, 1: AtTimes}[budget]; two.Sampling != want {
-			t.Errorf("budget %d: sampling %v, want %v", budget, two.Sampling, want)
+		if rp := one.dense.ReplayStats(); m == ode.BDF && (rp.Steps == 0 || rp.Decompositions == 0) {
+			t.Errorf("BDF: %d steps, replayed %+v: want the kept states thinned and steps taken again with their preconditioner", one.Stats.Steps, rp)
 		}
-		for name, x := range map[string][2][]float64{"times": {one.Times, two.Times}, "loss": {one.Loss, two.Loss}, "states": {one.States, two.States}} {
-			if !slices.Equal(x[0], x[1]) {
-				t.Errorf("budget %d: %s differ", budget, name)
+		for _, budget := range []int{2 << 20, 1} {
+			rs.DenseBytes = budget
+			two, err := s.Run(context.Background(), y0, rs)
+			if err != nil {
+				t.Fatalf("%s, budget %d: %v", m.Name(), budget, err)
 			}
-		}
-		if !slices.EqualFunc(one.Transitions, two.Transitions, func(a, b Transition) bool { return a.T == b.T && a.M == b.M }) {
-			t.Errorf("budget %d: transitions differ", budget)
-		}
-		if budget == 1 && two.Stats.Steps != 2*one.Stats.Steps {
-			t.Errorf("two passes: %d steps, one pass %d: want twice", two.Stats.Steps, one.Stats.Steps)
+			if want := map[int]Sampling{2 << 20: FromDense, 1: AtTimes}[budget]; two.Sampling != want {
+				t.Errorf("%s, budget %d: sampling %v, want %v", m.Name(), budget, two.Sampling, want)
+			}
+			for name, x := range map[string][2][]float64{"times": {one.Times, two.Times}, "loss": {one.Loss, two.Loss}, "states": {one.States, two.States}} {
+				if !slices.Equal(x[0], x[1]) {
+					t.Errorf("%s, budget %d: %s differ", m.Name(), budget, name)
+				}
+			}
+			if !slices.EqualFunc(one.Transitions, two.Transitions, func(a, b Transition) bool { return a.T == b.T && a.M == b.M }) ||
+				one.FinalT != two.FinalT || one.FinalLoss != two.FinalLoss {
+				t.Errorf("%s, budget %d: transitions or end differ", m.Name(), budget)
+			}
+			if budget == 1 && two.Stats.Steps != 2*one.Stats.Steps {
+				t.Errorf("%s, two passes: %d steps, one pass %d: want twice", m.Name(), two.Stats.Steps, one.Stats.Steps)
+			}
 		}
 	}
 }

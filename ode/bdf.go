@@ -21,7 +21,9 @@ import "math"
 // axis), and a step costs few evaluations of f: usually one or two Newton
 // iterations of one or two GMRES iterations each. The dense output is the
 // Nordsieck interpolation polynomial, continuous at the steps' ends
-// (Solution, events).
+// (events); a Solution keeps the state of the solve at the steps' ends,
+// thinned within Settings.DenseLimit, and takes the steps between the
+// kept states again (bdfTrack).
 //
 // References:
 //
@@ -131,6 +133,12 @@ type bdfStepper struct {
 
 	vecs       [][]float64 // Hairer-form dense output of the last step
 	denseReady bool
+
+	// keepSetups records the preconditioner setups (setups, and the state
+	// of the last fresh one in setupY) for a dense Solution's knots.
+	keepSetups bool
+	setups     bdfSetups
+	setupY     []float64
 }
 
 func newBDFStepper(in *Integrator, maxOrder int) *bdfStepper {
@@ -172,6 +180,7 @@ func (st *bdfStepper) begin(p *Problem) error {
 	st.hs.tau = [bdfMaxOrder + 2]float64{}
 	st.savedTq5, st.crate, st.gammaSet = 0, 1, 0
 	st.nstSetup, st.nstJac = 0, 0
+	st.setups = bdfSetups{}
 	return nil
 }
 
@@ -297,34 +306,48 @@ func (st *bdfStepper) accept(_, h float64) {
 }
 
 // dense returns the Hairer-form vectors (see Tableau) of the Nordsieck
-// polynomial p(θ) = Σ_j z_j (θ−1)^j of the last step, θ = (t − t₀)/h,
-// corrected by (1 − θ)(y₀ − p(0)) so that it starts at the step's y₀
-// exactly (p(0) differs from it by the local error).
+// polynomial of the last step (nordsieckVecs).
 func (st *bdfStepper) dense(_, _ float64) [][]float64 {
-	if st.denseReady {
-		return st.vecs[:st.hs.q]
+	if !st.denseReady {
+		nordsieckVecs(st.vecs, st.in.y, &st.hs.z, st.hs.q)
+		st.denseReady = true
 	}
-	hs := &st.hs
-	q := hs.q
+	return st.vecs[:st.hs.q]
+}
+
+// nordsieckVecs writes into vecs[:q] the Hairer-form vectors of the
+// Nordsieck polynomial p(θ) = Σ_j z_j (θ−1)^j of order q of a step that
+// started at y0, θ = (t − t₀)/h, corrected by (1 − θ)(y₀ − p(0)) so that
+// it starts at y₀ exactly (p(0) differs from it by the local error). The
+// solve's dense output and a Solution's BDF steps (bdfTrack) share it, so
+// that their values agree bit for bit.
+func nordsieckVecs(vecs [][]float64, y0 []float64, z *[bdfMaxOrder + 1][]float64, q int) {
 	var c [bdfMaxOrder + 1]float64
-	for i, y0 := range st.in.y {
+	for i, y := range y0 {
 		for k := 0; k <= q; k++ { // c_k = Σ_{j≥k} C(j, k)(−1)^{j−k} z_j
-			s, b := 0.0, 1.0
+			s := 0.0
 			for j := k; j <= q; j++ {
 				if (j-k)%2 == 0 {
-					s += b * hs.z[j][i]
+					s += bdfBinomial[j][k] * z[j][i]
 				} else {
-					s -= b * hs.z[j][i]
+					s -= bdfBinomial[j][k] * z[j][i]
 				}
-				b = b * float64(j+1) / float64(j+1-k)
 			}
 			c[k] = s
 		}
-		c[1] -= y0 - c[0] // the linear correction; c₀ becomes y₀ and drops out
-		splitHairer(c[1:q+1], st.vecs, i)
+		c[1] -= y - c[0] // the linear correction; c₀ becomes y₀ and drops out
+		splitHairer(c[1:q+1], vecs, i)
 	}
-	st.denseReady = true
-	return st.vecs[:q]
+}
+
+// bdfBinomial[j][k] is C(j, k).
+var bdfBinomial = [bdfMaxOrder + 1][bdfMaxOrder + 1]float64{
+	{1},
+	{1, 1},
+	{1, 2, 1},
+	{1, 3, 3, 1},
+	{1, 4, 6, 4, 1},
+	{1, 5, 10, 10, 5, 1},
 }
 
 // splitHairer writes the Hairer-form coefficients F₁…F_m (component i of

@@ -79,6 +79,9 @@ func (st *bdfStepper) setupPrecond(t float64, blameJ bool) (fresh, ok bool) {
 		(blameJ && dgamma < bdfJacGamma)
 	jacBefore := in.stats.JacEvals
 	fresh, err := st.prec.Setup(t, st.yIter, hs.gamma, !jacBad)
+	if st.keepSetups {
+		st.noteSetup(t, st.yIter, hs.gamma, fresh)
+	}
 	st.gammaSet, st.crate, st.nstSetup = hs.gamma, 1, st.nst
 	in.stats.Decompositions++
 	if fresh {

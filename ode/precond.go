@@ -18,6 +18,14 @@ type Preconditioner interface {
 	// Jacobian data of its last Setup (BDF asks so when only γ changed);
 	// fresh reports whether it evaluated them anew. An error fails the
 	// step's Newton iteration, which BDF retries with a shorter step.
+	//
+	// A dense Solution of a BDF solve sets the preconditioner up again
+	// after the solve to take steps again (Settings.DenseLimit): with the
+	// arguments of the last Setup that evaluated fresh data (jacOK false),
+	// then, if a Setup that reused them followed, with that one's t and γ
+	// and the same y. So P must be a function of the arguments of the last
+	// fresh Setup and, after a Setup that reused its data, of that one's γ
+	// (and t) alone, as CVODE's preconditioners are.
 	Setup(t float64, y []float64, gamma float64, jacOK bool) (fresh bool, err error)
 	// Solve writes P⁻¹r into z; z and r do not overlap.
 	Solve(z, r []float64)

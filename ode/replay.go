@@ -32,16 +32,48 @@ func (s *Solution) replayTo(k int) []float64 {
 	if !(rp.pos >= c && rp.pos <= k) {
 		copy(in.y, s.values(c)[:s.n])
 		s.f(s.t0[c], in.y, in.f0)
+		in.stats.FuncEvals++
 		rp.pos = c
 	}
 	for ; rp.pos < k; rp.pos++ {
 		j := rp.pos
 		rp.st.rho = s.rho[j]
 		rp.st.attempt(s.t0[j], s.hTry[j])
+		in.stats.Steps++
 		in.y, in.ynew = in.ynew, in.y
 		in.f0, in.f1 = in.f1, in.f0
 	}
 	return in.y
+}
+
+// ReplayStats returns the work At has done so far to take thinned steps
+// again (ROCK4's and BDF's): the steps, their rejected attempts (BDF's),
+// the evaluations of f and, for BDF, the Jacobians and preconditioner
+// setups, restores from the kept states included. A solve's Stats do not
+// count it.
+func (s *Solution) ReplayStats() Stats {
+	var st Stats
+	for _, in := range []*Integrator{s.replayIn(), s.bdfReplayIn()} {
+		if in != nil {
+			st.Add(in.stats)
+		}
+	}
+	st.PerMethod = nil
+	return st
+}
+
+func (s *Solution) replayIn() *Integrator {
+	if s.replay == nil {
+		return nil
+	}
+	return s.replay.in
+}
+
+func (s *Solution) bdfReplayIn() *Integrator {
+	if s.bdf == nil || s.bdf.rp == nil {
+		return nil
+	}
+	return s.bdf.rp.in
 }
 
 // thin brings the stored values under limit by doubling the spacing of the
@@ -49,6 +81,9 @@ func (s *Solution) replayTo(k int) []float64 {
 // could: the other steps, and the first of each run of Hermite steps, are
 // always kept.
 func (s *Solution) thin(limit int) bool {
+	if s.bdf != nil {
+		return s.thinBDF(limit)
+	}
 	for s.size > limit {
 		before := s.size
 		s.spacing *= 2
@@ -65,7 +100,7 @@ func (s *Solution) thin(limit int) bool {
 // so every copy reads what has not been overwritten yet.
 func (s *Solution) compact() {
 	n := s.n
-	wb, wo, size := 0, 0, 0
+	mv := valueMover{s: s}
 	runStart := 0
 	for k := range s.loc {
 		l := &s.loc[k]
@@ -83,26 +118,53 @@ func (s *Solution) compact() {
 		if l.vecs >= 0 {
 			length = n * (2 + int(l.vecs))
 		}
-		for wo+length > cap(s.blocks[wb]) {
-			// Capacities vary (a step longer than solutionBlockMax has a
-			// block of its own); the step's own block always fits it, and
-			// the blocks skipped have been read. A block left ends where
-			// its last step does.
-			s.blocks[wb] = s.blocks[wb][:wo]
-			wb, wo = wb+1, 0
-		}
-		src := s.blocks[l.block][int(l.off) : int(l.off)+length]
-		copy(s.blocks[wb][:cap(s.blocks[wb])][wo:wo+length], src)
-		*l = stepLoc{block: int32(wb), off: int32(wo), vecs: l.vecs}
-		wo += length
-		size += length
+		l.block, l.off = mv.move(l.block, l.off, length)
 	}
-	if len(s.blocks) > 0 {
-		s.blocks[wb] = s.blocks[wb][:wo]
-		clear(s.blocks[wb+1:])
-		s.blocks = s.blocks[:wb+1]
-	}
-	s.size = size
+	mv.end()
 	s.runStart = runStart
 	s.replay = nil
+}
+
+// valueMover moves the kept values of a Solution forward in its blocks
+// (compact): values never move to a later position, so every copy reads
+// what has not been overwritten yet.
+type valueMover struct {
+	s      *Solution
+	wb, wo int // where the next values go
+	size   int // values moved
+}
+
+// move copies length values from (block, off) to the write position and
+// returns where they went. Capacities vary (a step longer than
+// solutionBlockMax has a block of its own); the values' own block always
+// fits them, and the blocks skipped have been read. A block left ends
+// where its last values do.
+func (m *valueMover) move(block, off int32, length int) (int32, int32) {
+	s := m.s
+	for m.wo+length > cap(s.blocks[m.wb]) {
+		s.blocks[m.wb] = s.blocks[m.wb][:m.wo]
+		m.wb, m.wo = m.wb+1, 0
+	}
+	src := s.blocks[block][int(off) : int(off)+length]
+	copy(s.blocks[m.wb][:cap(s.blocks[m.wb])][m.wo:m.wo+length], src)
+	b, o := int32(m.wb), int32(m.wo)
+	m.wo += length
+	m.size += length
+	return b, o
+}
+
+// end keeps the blocks past the last values moved as spares, for the
+// values stored after the thinning (newBlock), and sets the size: a solve
+// that thins its Solution again and again reuses the same memory.
+func (m *valueMover) end() {
+	s := m.s
+	if len(s.blocks) > 0 {
+		s.blocks[m.wb] = s.blocks[m.wb][:m.wo]
+		for i := len(s.blocks) - 1; i > m.wb; i-- { // in reverse: newBlock takes them in order
+			s.spare = append(s.spare, s.blocks[i][:0])
+			s.blocks[i] = nil
+		}
+		s.blocks = s.blocks[:m.wb+1]
+	}
+	s.size = m.size
 }

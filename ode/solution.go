@@ -8,10 +8,11 @@ import (
 // Solution is the continuous extension of a whole solve (Settings.Dense),
 // evaluable at any t in the solved interval. At reuses scratch space, so a
 // Solution must not be read by several goroutines at once. It keeps the
-// problem's Func and calls it again for ROCK4's steps (below), so the values
-// it gives are the solve's only while Func stays the function it was (see
-// Func); scipy's DenseOutput, which stores every step's polynomial, never
-// calls fun again, at twice the memory for ROCK4's steps here.
+// problem's Func and calls it again for ROCK4's and BDF's steps (below), so
+// the values it gives are the solve's only while Func (and for BDF Jac and
+// Precond) stay what they were (see Func); scipy's DenseOutput, which
+// stores every step's polynomial, never calls fun again, at twice the
+// memory for ROCK4's steps here and with no bound for BDF's.
 //
 // Each step stores y and f(t, y) at its start, then its Hairer-form vectors
 // (their number varies with the method), contiguously, in blocks that double
@@ -27,6 +28,10 @@ import (
 // steps it keeps y only at every spacing-th step, and At takes the steps in
 // between again from the nearest kept y (replay), with the same arithmetic
 // and the same results.
+//
+// A BDF solve keeps the state of the solve (its Nordsieck array and the
+// rest) at the steps' ends, thinned in the same way when it outgrows
+// DenseLimit, and At takes the steps between kept states again (bdfTrack).
 type Solution struct {
 	n      int
 	dir    float64
@@ -54,6 +59,10 @@ type Solution struct {
 
 	source  *blockSource // full-size blocks while the solve runs
 	solving bool
+
+	bdf *bdfTrack // the record of a BDF solve, whose steps are all BDF's
+
+	spare [][]float64 // blocks emptied by thinning, for the values that follow
 }
 
 // stepLoc locates a step's values: vecs ≥ 0 Hairer-form vectors follow y
@@ -77,7 +86,7 @@ func newSolution(n int, dir float64, f Func) *Solution {
 
 // endSolve stops the block source when the solve returns.
 func (s *Solution) endSolve() {
-	s.solving = false
+	s.solving, s.spare = false, nil
 	if s.source != nil {
 		s.source.close()
 		s.source = nil
@@ -115,10 +124,16 @@ func (s *Solution) store(t0, h, t1 float64, vecs int32, parts [][]float64) {
 	s.t0 = append(s.t0, t0)
 	s.t1 = append(s.t1, t1)
 	s.h = append(s.h, h)
+	block, off := s.storeValues(parts)
+	s.loc = append(s.loc, stepLoc{block: block, off: off, vecs: vecs})
+}
+
+// storeValues appends parts, each of n values, to the blocks and returns
+// where they start (block −1 for none).
+func (s *Solution) storeValues(parts [][]float64) (block, off int32) {
 	need := s.n * len(parts)
 	if need == 0 {
-		s.loc = append(s.loc, stepLoc{block: -1, vecs: vecs})
-		return
+		return -1, 0
 	}
 	last := len(s.blocks) - 1
 	if last < 0 || cap(s.blocks[last])-len(s.blocks[last]) < need {
@@ -126,12 +141,13 @@ func (s *Solution) store(t0, h, t1 float64, vecs int32, parts [][]float64) {
 		last++
 	}
 	b := s.blocks[last]
-	s.loc = append(s.loc, stepLoc{block: int32(last), off: int32(len(b)), vecs: vecs})
+	block, off = int32(last), int32(len(b))
 	for _, p := range parts {
 		b = append(b, p...)
 	}
 	s.blocks[last] = b
 	s.size += need
+	return block, off
 }
 
 // newBlock returns an empty block for at least need values after block last.
@@ -139,6 +155,12 @@ func (s *Solution) newBlock(need, last int) []float64 {
 	size := solutionBlockMin
 	if last >= 0 {
 		size = min(2*cap(s.blocks[last]), solutionBlockMax)
+	}
+	if k := len(s.spare) - 1; k >= 0 && cap(s.spare[k]) >= max(need, size) {
+		b := s.spare[k]
+		s.spare[k] = nil
+		s.spare = s.spare[:k]
+		return b
 	}
 	if size == solutionBlockMax && s.solving && s.source == nil {
 		s.source = newBlockSource() // a long solve: blocks are made ahead from now on
@@ -180,6 +202,9 @@ func (s *Solution) At(dst []float64, t float64) ([]float64, error) {
 		if t == s.t1[k] && !s.cutEnd {
 			return append(dst[:0], s.tail...), nil
 		}
+	}
+	if s.bdf != nil {
+		return s.bdfAt(dst, t, k)
 	}
 	if t == s.t0[k] {
 		return append(dst[:0], s.startOf(k)...), nil

@@ -119,6 +119,8 @@ type run struct {
 	res  *Result
 
 	ctls      []controller
+	bdf       *bdfStepper // a BDF solve that keeps a dense Solution
+	attempts  []float64   // the step sizes its current step attempted
 	t, h      float64
 	iEval     int
 	evalsSeen int // FuncEvals already attributed to a method
@@ -146,6 +148,13 @@ func (r *run) solve() (*Result, error) {
 	}
 	r.t = p.T0
 	copy(in.y, p.Y0)
+	if st, ok := in.st.(*bdfStepper); ok {
+		st.keepSetups = s.Dense
+		if s.Dense {
+			r.bdf = st
+			r.res.Solution.beginBDF(p, in, st)
+		}
+	}
 	p.Func(r.t, in.y, in.f0)
 	in.stats.FuncEvals++
 	if !allFinite(in.f0) {
@@ -202,6 +211,9 @@ func (r *run) loop() (*Result, error) {
 				st, cause = NonFinite, "NaN or Inf in the step that rejection could not cure"
 			}
 			return r.fail(h, st, cause, nil)
+		}
+		if r.bdf != nil {
+			r.attempts = append(r.attempts, h)
 		}
 		errNorm := in.st.attempt(r.t, h)
 		safetyScale, rejectScale := newtonOutcome(in.st)
@@ -401,14 +413,17 @@ func (r *run) keepDense(t1, hTry float64) {
 	if sol == nil {
 		return
 	}
-	if rho, ok := in.st.hermiteDense(); ok {
+	if r.bdf != nil {
+		sol.addBDF(in.t0, in.h, t1, in.ynew, r.attempts, r.bdf)
+		r.attempts = r.attempts[:0]
+	} else if rho, ok := in.st.hermiteDense(); ok {
 		sol.addHermite(in.t0, in.h, t1, hTry, rho, in.y, in.ynew)
 	} else {
 		sol.add(in.t0, in.h, t1, in.y, in.f0, in.ynew, in.st.dense(in.t0, in.h))
 	}
 	if lim := r.s.DenseLimit; lim > 0 && sol.size > lim && !sol.thin(lim) {
 		sol.endSolve()
-		r.res.Solution = nil
+		r.res.Solution, r.bdf = nil, nil
 	}
 }
 

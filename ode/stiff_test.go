@@ -316,16 +316,22 @@ func vanDerPolMild() ode.Problem {
 
 // TestSolutionEqualsTEval: the kept Solution reproduces bit for bit what the
 // solve itself interpolated at TEval, for every method, including ROCK4's
-// Hermite steps, whose f values the Solution evaluates again, and Auto's
-// switches between the two kinds of step.
+// Hermite steps, whose f values the Solution evaluates again, Auto's
+// switches between the two kinds of step, and BDF's Nordsieck polynomials
+// from the kept states of the solve, all of them and thinned (the steps
+// between taken again with the dense LU's Jacobians and factorizations).
 func TestSolutionEqualsTEval(t *testing.T) {
 	vdp := vanDerPolMild()
 	teval := make([]float64, 200)
 	for i := range teval {
 		teval[i] = vdp.T1 * float64(i) / float64(len(teval)-1)
 	}
-	for _, m := range []ode.Method{ode.DP5, ode.DOP853, ode.ROCK4, ode.Rodas5P, ode.Radau5, ode.Auto} {
-		res := solve(t, vdp, ode.Settings{Method: m, RTol: 1e-6, ATol: 1e-8, TEval: teval, Dense: true, MaxSteps: 1e6})
+	for i, m := range []ode.Method{ode.DP5, ode.DOP853, ode.ROCK4, ode.Rodas5P, ode.Radau5, ode.Auto, ode.BDF, ode.BDF} {
+		s := ode.Settings{Method: m, RTol: 1e-6, ATol: 1e-8, TEval: teval, Dense: true, MaxSteps: 1e6}
+		if i == 7 {
+			s.DenseLimit = 100 // BDF's kept states thinned to a few dozen (n = 2)
+		}
+		res := solve(t, vdp, s)
 		if m == ode.Auto && res.Stats.Switches < 2 {
 			t.Errorf("Auto switched %d times, want both ways", res.Stats.Switches)
 		}

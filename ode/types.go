@@ -12,8 +12,9 @@ import (
 // arguments: a dense Solution (Settings.Dense) keeps f and calls it again
 // after Solve has returned, for the steps whose continuous extension it
 // stores as y alone (ROCK4's cubic Hermite steps, whose f at both ends At
-// evaluates again, and the thinned ones, which At takes again). An f that
-// changes after the solve (a parameter set anew, a count of its calls) makes
+// evaluates again, and the thinned ones, which At takes again) and for the
+// BDF steps between the states of the solve it keeps. An f that changes
+// after the solve (a parameter set anew, a count of its calls) makes
 // At return values the solve never had (TestSolutionNeedsPureFunc).
 type Func func(t float64, y, dydt []float64)
 
@@ -97,10 +98,12 @@ type Settings struct {
 	Dense bool
 
 	// DenseLimit > 0 bounds the memory of the dense output, in float64
-	// values. ROCK4's steps are thinned to stay within it (Solution.At
-	// takes the dropped ones again, with identical results, at the cost of
-	// their evaluations); a solution whose other steps outgrow it is
-	// dropped (Result.Solution is nil) and the solve goes on without it.
+	// values. ROCK4's and BDF's steps are thinned to stay within it
+	// (Solution.At takes the dropped ones again, with identical results, at
+	// the cost of their evaluations: for BDF, from the nearest kept state
+	// of the solve, with one preconditioner setup); a solution whose other
+	// steps outgrow it is dropped (Result.Solution is nil) and the solve
+	// goes on without it.
 	DenseLimit int
 
 	// Observer, if not nil, is called after every accepted step. A non-nil

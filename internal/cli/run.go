@@ -50,8 +50,9 @@ func hooks(ctx context.Context) *testHooks {
 // output is sampled from it rather than from a second pass, which gives
 // the same output bit for bit (flow.System.Run): an eighth of the
 // available memory, at least flow.DefaultDenseBytes. A D = 16 power-law run
-// keeps 0.13 GB and D = 32 1.6 GB; beyond the bound the ROCK4 steps are
-// thinned and only runs of explicit steps need the second pass.
+// keeps 0.13 GB and D = 32 1.6 GB under Auto; beyond the bound the ROCK4
+// steps are thinned and only runs of explicit steps need the second pass.
+// BDF's runs keep less (flow.BDFKeptStates).
 func denseBudget() int {
 	return max(flow.DefaultDenseBytes, int(spec.AvailableMemory()/8))
 }

@@ -1,0 +1,164 @@
+package ode
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// stiffChain is y' = −λ_i y_i + sin(y_{i+1}) + a·sin(ωt)·[i = 0], λ_i
+// from 1 to 2·10⁴: stiff, coupled, nonlinear, and forced so that a long
+// solve keeps changing its steps and order.
+func stiffChain(n int, t1 float64) (Problem, []float64) {
+	lam := make([]float64, n)
+	for i := range lam {
+		lam[i] = 1 + 2e4*float64(i*i)/float64(n*n)
+	}
+	f := func(t float64, y, dy []float64) {
+		for i := range y {
+			dy[i] = -lam[i] * y[i]
+			if i+1 < n {
+				dy[i] += math.Sin(y[i+1])
+			}
+		}
+		dy[0] += 0.5 * math.Sin(3*t)
+	}
+	y0 := make([]float64, n)
+	for i := range y0 {
+		y0[i] = 1 / float64(i+1)
+	}
+	return Problem{Func: f, T0: 0, T1: t1, Y0: y0}, lam
+}
+
+// jacobiPrecond is P = diag(1 + γλ_i), the diagonal of I − γJ of
+// stiffChain: a preconditioner whose setup with jacOK keeps its data
+// (λ, and the state of the fresh setup, which it does not need) and takes
+// the new γ only, as Preconditioner allows.
+type jacobiPrecond struct {
+	lam   []float64
+	gamma float64
+	fresh int
+}
+
+func (p *jacobiPrecond) Setup(_ float64, _ []float64, gamma float64, jacOK bool) (bool, error) {
+	p.gamma = gamma
+	if !jacOK || p.fresh == 0 {
+		p.fresh++
+		return true, nil
+	}
+	return false, nil
+}
+
+func (p *jacobiPrecond) Solve(z, r []float64) {
+	for i, x := range r {
+		z[i] = x / (1 + p.gamma*p.lam[i])
+	}
+}
+
+// bdfSolutionCases are BDF solves of stiffChain with the dense LU of
+// finite-difference Jacobians (modified Newton) and with GMRES and a
+// preconditioner, at TEval times that fall inside steps.
+func bdfSolutionCases(t1 float64) map[string]Problem {
+	lu, lam := stiffChain(60, t1)
+	kr, _ := stiffChain(60, t1)
+	kr.Precond = &jacobiPrecond{lam: lam}
+	return map[string]Problem{"dense LU": lu, "GMRES": kr}
+}
+
+// TestBDFSolutionEqualsTEval: a BDF solve's Solution gives, bit for bit,
+// what the solve interpolated at TEval and the states it accepted at the
+// steps' ends, in any order of the queries: with every knot kept (the
+// Nordsieck arrays at the steps' ends), and thinned to DenseLimit, where
+// At takes the dropped steps again from the kept knots (replay), with their
+// rejected attempts, order changes and preconditioner setups.
+func TestBDFSolutionEqualsTEval(t *testing.T) {
+	for name, p := range bdfSolutionCases(3) {
+		teval := make([]float64, 401)
+		for i := range teval {
+			teval[i] = p.T1 * math.Pow(float64(i)/float64(len(teval)-1), 2) // dense near the start, where the steps are short
+		}
+		var stepT, stepY []float64
+		s := Settings{Method: BDF, RTol: 1e-8, ATol: 1e-10, TEval: teval, Dense: true,
+			Observer: func(st *Step) error {
+				stepT, stepY = append(stepT, st.T1), append(stepY, st.Y1...)
+				return nil
+			}}
+		full, err := Solve(context.Background(), p, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full.Stats.Rejected == 0 {
+			t.Errorf("%s: no rejected step: the replay of rejections is not tested", name)
+		}
+		sol := full.Solution
+		if sol.bdf.spacing != 1 || len(sol.bdf.knots) != sol.Steps()+1 {
+			t.Fatalf("%s: spacing %d, %d knots for %d steps; want every one kept", name, sol.bdf.spacing, len(sol.bdf.knots), sol.Steps())
+		}
+		checkAt(t, name+", all knots", sol, teval, full.YEval, stepT, stepY)
+		if rs := sol.ReplayStats(); rs.Steps != 0 || rs.FuncEvals != 0 {
+			t.Errorf("%s, all knots: replayed %+v, want nothing", name, rs)
+		}
+		stepT, stepY = stepT[:0], stepY[:0]
+		s.DenseLimit = sol.size / 10
+		res, err := Solve(context.Background(), p, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Solution == nil || res.Solution.bdf.spacing < 8 || res.Solution.size > s.DenseLimit {
+			t.Fatalf("%s: solution %v: want it thinned to spacing ≥ 8 within %d values", name, res.Solution != nil, s.DenseLimit)
+		}
+		checkAt(t, name+", thinned", res.Solution, teval, res.YEval, stepT, stepY)
+		if rs := res.Solution.ReplayStats(); rs.Steps == 0 || rs.FuncEvals < rs.Steps || rs.Decompositions == 0 {
+			t.Errorf("%s, thinned: replayed %+v, want steps, their evaluations and setups", name, rs)
+		}
+		t.Logf("%s: krylov %d jacs %d; %d steps (%d rejected), spacing %d, %d knots, %d setups, %d of %d values kept", name, full.Stats.KrylovIters, full.Stats.JacEvals, sol.Steps(), full.Stats.Rejected,
+			res.Solution.bdf.spacing, len(res.Solution.bdf.knots), len(res.Solution.bdf.setups), res.Solution.size, sol.size)
+	}
+}
+
+// checkAt compares sol.At at teval (in random order) with yeval, and at
+// the steps' ends stepT with stepY, bit for bit.
+func checkAt(t *testing.T, name string, sol *Solution, teval, yeval, stepT, stepY []float64) {
+	t.Helper()
+	n := sol.n
+	y := make([]float64, n)
+	same := func(what string, tt float64, want []float64) {
+		t.Helper()
+		if _, err := sol.At(y, tt); err != nil {
+			t.Fatal(err)
+		}
+		for c := range y {
+			if math.Float64bits(y[c]) != math.Float64bits(want[c]) {
+				t.Fatalf("%s: At(%v)[%d] = %v, %s %v", name, tt, c, y[c], what, want[c])
+			}
+		}
+	}
+	for _, i := range rand.New(rand.NewPCG(1, 2)).Perm(len(teval)) {
+		same("TEval", teval[i], yeval[i*n:(i+1)*n])
+	}
+	for _, i := range rand.New(rand.NewPCG(3, 4)).Perm(len(stepT)) {
+		same("the step's end", stepT[i], stepY[i*n:(i+1)*n])
+	}
+}
+
+// TestBDFSolutionBounded: on a long solve (thousands of steps) the kept
+// knots and setups stay within DenseLimit whatever the number of steps,
+// and the thinned Solution still gives the solve's values.
+func TestBDFSolutionBounded(t *testing.T) {
+	p := bdfSolutionCases(300)["GMRES"]
+	const limit = 40 * 60 * 7 // about 40 knots of order 5
+	teval := []float64{0.5, 17.25, 150, 299.9}
+	var steps int
+	res, err := Solve(context.Background(), p, Settings{Method: BDF, RTol: 1e-8, ATol: 1e-10, MaxStep: 0.05, TEval: teval,
+		Dense: true, DenseLimit: limit, Observer: func(*Step) error { steps++; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol := res.Solution
+	if sol == nil || steps < 5000 || sol.size > limit || len(sol.bdf.knots) > 40 {
+		t.Fatalf("%d steps: solution %v, want %d knots at most, within %d values", steps, sol != nil, 40, limit)
+	}
+	checkAt(t, "long", sol, teval, res.YEval, nil, nil)
+	t.Logf("%d steps, spacing %d, %d knots, %d setups, %d values", steps, sol.bdf.spacing, len(sol.bdf.knots), len(sol.bdf.setups), sol.size)
+}
