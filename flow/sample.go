@@ -205,8 +205,11 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	if rs.DenseBytes == 0 {
 		rs.DenseBytes = DefaultDenseBytes
 	}
-	if rs.Method == ode.BDF && s.Preconditioner() != nil {
-		rs.DenseBytes = min(rs.DenseBytes, BDFKeptStates*max(rs.Samples, bdfMinSamples)*s.n*8)
+	switch rs.Method.Family() {
+	case ode.Multistep:
+		if s.Preconditioner() != nil {
+			rs.DenseBytes = min(rs.DenseBytes, BDFKeptStates*max(rs.Samples, bdfMinSamples)*s.n*8)
+		}
 	}
 	tr, err := s.pass(ctx, y0, rs, s.levels())
 	if tr == nil {
