@@ -266,6 +266,13 @@ func (s *System) rotateVector(w []float64) []float64 {
 	return out
 }
 
+// The paper's initialization scale and the seed of its D = 4 example,
+// Run's start for a nil y0 and linattn's defaults.
+const (
+	DefaultWInit = 0.01
+	DefaultSeed  = 3
+)
+
 // Init draws the paper's small random initialization (appendix
 // "Initialization") in the original basis from a seeded PCG generator:
 // v_i ~ N(0, w²/H); merged U_i entries ~ N(0, w²/(H D²)); separate k, q

@@ -103,7 +103,13 @@ func (g Grid) Times(T float64, s int, path *LossPath) []float64 {
 // blocks is integrated as the reduced flow, which it is exactly (its extra
 // blocks get zero gradient): the reduced layer's run bit for bit, with
 // zero extra blocks in its states.
+//
+// A nil y0 is the paper's initialization at its defaults:
+// Init(DefaultWInit, DefaultSeed).
 func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	if y0 == nil {
+		y0, _ = s.Init(DefaultWInit, DefaultSeed) // valid: a finite w_init ≥ 0
+	}
 	if err := s.checkState(y0); err != nil {
 		return nil, err
 	}

@@ -29,8 +29,8 @@ const (
 	DefaultModel   = "separate"
 	DefaultEigvecs = "random:1"
 	DefaultN       = 31
-	DefaultWInit   = 0.01
-	DefaultSeed    = 3
+	DefaultWInit   = flow.DefaultWInit
+	DefaultSeed    = flow.DefaultSeed
 	DefaultSamples = flow.DefaultSamples
 	DefaultAlign   = 0.99
 	DefaultPoints  = 2000
