@@ -290,6 +290,8 @@ func (s *System) Init(wInit float64, seed uint64) ([]float64, error) {
 // FromArrays assembles a state in the original basis from value weights v
 // (length H) and either merged matrices u (H·D·D, row-major U_i) or separate
 // keys k and queries q (H·R·D each, row i·R + r). Unused arguments are nil.
+// The full layer's extra blocks are zero, as Init's are; SetExtras sets
+// them.
 func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
 	h, d := s.Model.H, s.d
 	if len(v) != h {
@@ -311,12 +313,21 @@ func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
 		y = append(y, k...)
 		y = append(y, q...)
 	}
+	if err := checkFinite(y, 0); err != nil {
+		return nil, err
+	}
+	return append(y, make([]float64, s.n-len(y))...), nil
+}
+
+// checkFinite returns an error naming the first entry of y that is NaN or
+// infinite, counted from offset.
+func checkFinite(y []float64, offset int) error {
 	for i, x := range y {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("flow: initial weight %d is %g, want finite values", i, x)
+			return fmt.Errorf("flow: initial weight %d is %g, want finite values", offset+i, x)
 		}
 	}
-	return y, nil
+	return nil
 }
 
 // BalancedAligned returns the merged model's balanced, aligned state

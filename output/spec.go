@@ -139,7 +139,7 @@ var Fields = []Field{
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.WInit }},
 	{Name: "seed", Usage: "seed of the random initialization, an integer in [0, 2^64) (default 3)",
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Seed }},
-	{Name: "init", Usage: "FILE.npz with the initial weights in the original coordinates: v (H,) and K, Q (H, R, D) for separate, U (H, D, D) for merged",
+	{Name: "init", Usage: "FILE.npz with the initial weights in the original coordinates: v (H,) and K, Q (H, R, D) for separate, U (H, D, D) for merged; for the full layer also v_x (H, D) and u_y (H, D) or k_y (H, R) if given, else zero",
 		Alternatives: []string{"winit", "seed", "balanced"}, ptr: func(s *Spec) any { return &s.Init }},
 	{Name: "balanced", Usage: "merged model: start balanced and aligned, U_i = v_i I/√D with the paper's random v (w_init, seed), the start from which the white-Λ closed form is exact (default false)",
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Balanced }},

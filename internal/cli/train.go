@@ -137,7 +137,9 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 	if s.Data.InContext() {
 		c.plateaus = flow.ObservedPlateaus(res.Times, c.loss, c.transitions, res.FinalT)
 	}
-	if lawMatters(s) {
+	// Without test sets and without fixed tasks there is no in-weight
+	// test: the flow's test losses are those of train's test sets.
+	if lawMatters(s) && (sp.Test > 0 || !s.Data.InContext()) {
 		n := s.Len()
 		c.testICL, c.testIWL = make([]float64, len(res.Times)), make([]float64, len(res.Times))
 		for i := range res.Times {
