@@ -153,10 +153,12 @@ const (
 	Stopped                   // L − L_min ≤ StopTol before T
 	Interrupted               // the context was canceled or the Observer returned an error
 	Failed                    // the integrator failed, or no convergence by Horizon·τ
-	// Settled: T = 0 with a least loss that is not known (MinLoss NaN):
-	// after its first drop the loss moved by less than Tol·(L(0) − L_lb)
-	// over a whole decade of time (settleDetector).
-	Settled
+	// LossSettled: T = 0 with a least loss that is not known (MinLoss
+	// NaN): after its first drop the loss moved by less than
+	// Tol·(L(0) − L_lb) over a whole decade of time (settleDetector). The
+	// loss settled, not necessarily the weights: along a valley of nearly
+	// constant loss they may still grow (docs/math.md, "Least loss").
+	LossSettled
 )
 
 func (s Status) String() string {
@@ -173,8 +175,8 @@ func (s Status) String() string {
 		return "interrupted"
 	case Failed:
 		return "failed"
-	case Settled:
-		return "settled"
+	case LossSettled:
+		return "loss settled"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -351,7 +353,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 }
 
 // passObserver records the loss path at every accepted step, watches for
-// a settled run, and calls the user's observer.
+// a run whose loss has settled, and calls the user's observer.
 func passObserver(user func(float64, []float64, float64) error, path *pathRecorder, settle *settleDetector,
 	lossAt func(float64, []float64) float64) func(*ode.Step) error {
 	return func(st *ode.Step) error {
@@ -372,7 +374,7 @@ func passObserver(user func(float64, []float64, float64) error, path *pathRecord
 func (s *System) passStatus(tr *Trajectory, res *ode.Result, err error, untilConverged bool, rs RunSettings) error {
 	switch {
 	case errors.Is(err, errSettled):
-		tr.Status = Settled
+		tr.Status = LossSettled
 	case err != nil:
 		tr.Status = Failed
 		var oe *ode.Error
