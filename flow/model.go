@@ -37,7 +37,7 @@ type Model struct {
 	Kind Kind
 	H    int     // number of heads, ≥ 1
 	R    int     // rank of keys and queries (Separate only), 1 ≤ R ≤ D
-	Tau  float64 // time constant τ > 0 of τ dW/dt = −½ ∂L/∂W
+	Tau  float64 // time constant τ > 0 of τ dW/dt = −½ ∂L/∂W; 0 means 1
 	// Layer is ReducedLayer (the zero value: the paper's reduction) or
 	// FullLayer (every block that enters the prediction).
 	Layer Layer
@@ -94,8 +94,11 @@ func NewSystem(data *Data, m Model) (*System, error) {
 	if m.H < 1 {
 		return nil, fmt.Errorf("flow: H = %d heads, want H ≥ 1", m.H)
 	}
+	if m.Tau == 0 {
+		m.Tau = 1
+	}
 	if !(m.Tau > 0) || math.IsInf(m.Tau, 0) {
-		return nil, fmt.Errorf("flow: Tau = %g, want a finite τ > 0", m.Tau)
+		return nil, fmt.Errorf("flow: Tau = %g, want a finite τ > 0 (0 for τ = 1)", m.Tau)
 	}
 	s := &System{Data: data, Model: m, d: d}
 	switch m.Kind {

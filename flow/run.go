@@ -142,6 +142,11 @@ type Transition struct {
 	State []float64 // the state at T, original basis
 }
 
+// String describes the drop by m, time and level, without its state.
+func (tn Transition) String() string {
+	return fmt.Sprintf("drop %d at t = %.6g (L = %.6g)", tn.M, tn.T, tn.Level)
+}
+
 // Status says how a run ended: flow's own account, not the integrator's
 // (ode.Status).
 type Status int
@@ -384,7 +389,7 @@ func (s *System) passStatus(tr *Trajectory, res *ode.Result, err error, untilCon
 		return fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
 	case untilConverged && res.Status != ode.TerminalEvent:
 		tr.Status = Failed
-		return fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
+		return fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point, or so close to one that the flow leaves it only later: start from larger weights, or give T",
 			Horizon, tr.FinalLoss, s.lossFloor()+rs.StopTol)
 	case untilConverged:
 		tr.Status = Converged

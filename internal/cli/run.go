@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	gfloats "gonum.org/v1/gonum/floats"
@@ -199,6 +200,9 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 	if runErr != nil {
 		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", status, runErr)
 	}
+	if s.Model.Layer == flow.ReducedLayer && !s.Data.InContext() {
+		fmt.Fprintf(w, "note: the reduced layer cannot learn in weight: the blocks that would learn the fixed tasks (v_x, and u_y or k_y) are held at zero; -layer full trains them (docs/math.md, \"The full layer\")\n")
+	}
 	switch {
 	case math.IsNaN(s.MinLoss()):
 		fmt.Fprintf(w, "note: L_min is not known: this layer may not reach L_lb under fixed tasks (the full layer needs H ≥ D+1 and, separate, R = D)\n")
@@ -293,8 +297,8 @@ func describeJob(job *spec.Job) string {
 	case sp.Given("ntp-max"):
 		ctx = fmt.Sprintf("next-token, Nmax=%d", sp.NTPMax)
 	}
-	desc := fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
-		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, ctx, s.Data.Nu())
+	desc := fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s%s, %s (ν=%.6g)",
+		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, sortedEigs(sp), ctx, s.Data.Nu())
 	if tasks := s.Data.Tasks(); tasks.ICL < 1 {
 		desc += fmt.Sprintf("\ntasks: a fraction c=%g in-context (w ~ N(0, I)), the others one of K=%d fixed tasks (data seed %d)",
 			tasks.ICL, len(tasks.Fixed), sp.DataSeed)
@@ -349,4 +353,29 @@ func weightsMotion(s *flow.System, tr *flow.Trajectory, tol float64) string {
 	}
 	return fmt.Sprintf("%s: from t = %.4g to %.4g, ‖θ‖ went from %.4g to %.4g and ‖v‖ from %.4g to %.4g (‖Δθ‖/‖θ‖ = %.3g)",
 		what, tr.Times[k], tr.FinalT, gfloats.Norm(a, 2), gfloats.Norm(b, 2), gfloats.Norm(a[:h], 2), gfloats.Norm(b[:h], 2), moved)
+}
+
+// sortedEigs says, when -eigs were not given in decreasing order, that
+// they were sorted and which column of the eigenvectors each λ kept
+// (flow.NewData pairs the d-th eigenvalue given with the d-th column, and
+// sorts the pairs): empty otherwise.
+func sortedEigs(sp *output.Spec) string {
+	if !sp.Given("eigs") || sort.IsSorted(sort.Reverse(sort.Float64Slice(sp.Eigs))) {
+		return ""
+	}
+	order := make([]int, len(sp.Eigs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return sp.Eigs[order[i]] > sp.Eigs[order[j]] })
+	cols := make([]string, len(order))
+	for k, i := range order {
+		cols[k] = fmt.Sprint(i + 1)
+	}
+	given := make([]string, len(sp.Eigs))
+	for i, l := range sp.Eigs {
+		given[i] = fmt.Sprintf("%g", l)
+	}
+	return fmt.Sprintf(" (λ sorted from -eigs %s, each keeping its column: e_1..e_%d are columns %s)",
+		strings.Join(given, ","), len(order), strings.Join(cols, ","))
 }

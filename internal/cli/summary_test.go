@@ -64,3 +64,26 @@ func dot(x, y []float64) float64 {
 	}
 	return s
 }
+
+// TestUsageLinesListFlags: the usage line of figures and sweep, which
+// spell their flags out, names every flag their -h lists.
+func TestUsageLinesListFlags(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"figures", "sweep"} {
+		code, stdout, _ := runCLI(t, cmd, "-h")
+		usage, flags, ok := strings.Cut(stdout, "\nflags:\n")
+		if code != 0 || !ok {
+			t.Fatalf("%s -h: exit %d\n%s", cmd, code, stdout)
+		}
+		first := usage[:strings.Index(usage, "\n\n")] // the usage lines
+		for _, line := range strings.Split(flags, "\n") {
+			name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+			if !strings.HasPrefix(line, "  -") {
+				continue
+			}
+			if !strings.Contains(first, "["+name+" ") && !strings.Contains(first, "["+name+"]") && !strings.Contains(first, " "+name+" ") {
+				t.Errorf("%s: the usage line does not name %s:\n%s", cmd, name, first)
+			}
+		}
+	}
+}
