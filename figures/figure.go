@@ -214,8 +214,12 @@ func Draw(of *output.File, opt Options) (*Figure, error) {
 	switch {
 	case opt.View == "pcr" && f.kind != "run":
 		return nil, fmt.Errorf("-view pcr draws a run file; %s is the output of linattn %s", f.path, f.command())
-	case opt.View == "median" && f.kind != "index":
-		return nil, fmt.Errorf("-view median draws a sweep's index.npz; %s is the output of linattn %s", f.path, f.command())
+	case (opt.View == "median" || opt.View == "runs") && f.kind != "index":
+		return nil, fmt.Errorf("-view %s draws a sweep's index.npz; %s is the output of linattn %s", opt.View, f.path, f.command())
+	case opt.By != "" && f.kind != "index":
+		return nil, fmt.Errorf("-by %s colours the runs of a sweep's index.npz by a swept field; %s is the output of linattn %s: leave -by out, or plot DIR/index.npz", opt.By, f.path, f.command())
+	case opt.Panels && f.kind != "index":
+		return nil, fmt.Errorf("-panels draws a sweep's index.npz in one panel per value of -by; %s is the output of linattn %s: leave -panels out, or plot DIR/index.npz", f.path, f.command())
 	}
 	switch f.kind {
 	case "run":

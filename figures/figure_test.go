@@ -632,7 +632,9 @@ func TestBadFiles(t *testing.T) {
 		{partial, figures.Options{}, `has no array "v"`},
 		{run, figures.Options{XScale: "symlog"}, `-xscale = "symlog", want log or lin`},
 		{run, figures.Options{View: "heat"}, "-view"},
-		{run, figures.Options{By: "R"}, ""}, // -by is for sweeps; a run ignores it
+		{run, figures.Options{By: "R"}, "-by R colours the runs of a sweep's index.npz"}, // not ignored (issue 33)
+		{run, figures.Options{Panels: true}, "-panels draws a sweep's index.npz"},
+		{run, figures.Options{View: "runs"}, "-view runs draws a sweep's index.npz"},
 	} {
 		_, err := figures.Load(tc.path, tc.opt)
 		switch {

@@ -123,3 +123,34 @@ func (l Layer) Pairs(d int) [][2]int {
 	}
 	return out
 }
+
+// SetExtras writes the full layer's extra blocks into the state y (original
+// basis, of length Len): vx (H·D, row i the token part v_x of head i's value
+// row) and label, the merged label rows u_y (H·D) or the separate keys'
+// label entries k_y (H·R, row i·R + r), in the layout of System's state
+// (docs/math.md, "The full layer"). A reduced layer has no extra blocks.
+func (s *System) SetExtras(y, vx, label []float64) error {
+	s.checkLen("y", y)
+	if s.Model.Layer != FullLayer {
+		return fmt.Errorf("flow: the %v layer has no extra blocks v_x, u_y, k_y", s.Model.Layer)
+	}
+	h, d := s.Model.H, s.d
+	nLabel, name := h*d, "u_y"
+	if s.Model.Kind == Separate {
+		nLabel, name = h*s.Model.R, "k_y"
+	}
+	if len(vx) != h*d || len(label) != nLabel {
+		return fmt.Errorf("flow: the full %v layer wants v_x of length H·D = %d and %s of length %d, got %d and %d",
+			s.Model.Kind, h*d, name, nLabel, len(vx), len(label))
+	}
+	off := s.Model.flowLen(d)
+	if err := checkFinite(vx, off); err != nil {
+		return err
+	}
+	if err := checkFinite(label, off+h*d); err != nil {
+		return err
+	}
+	copy(y[off:], vx)
+	copy(y[off+h*d:], label)
+	return nil
+}

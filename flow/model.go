@@ -38,7 +38,7 @@ type Model struct {
 	Kind Kind
 	H    int     // number of heads, ≥ 1
 	R    int     // rank of keys and queries (Separate only), 1 ≤ R ≤ D
-	Tau  float64 // time constant τ > 0 of τ dW/dt = −½ ∂L/∂W
+	Tau  float64 // time constant τ > 0 of τ dW/dt = −½ ∂L/∂W; 0 means 1
 	// Layer is ReducedLayer (the zero value: the paper's reduction),
 	// FullLayer (every block that enters the prediction) or LabelKeyLayer
 	// (the reduction with keys that read the labels).
@@ -99,8 +99,11 @@ func NewSystem(data *law.Data, m Model) (*System, error) {
 	if m.H < 1 {
 		return nil, fmt.Errorf("flow: H = %d heads, want H ≥ 1", m.H)
 	}
+	if m.Tau == 0 {
+		m.Tau = 1
+	}
 	if !(m.Tau > 0) || math.IsInf(m.Tau, 0) {
-		return nil, fmt.Errorf("flow: Tau = %g, want a finite τ > 0", m.Tau)
+		return nil, fmt.Errorf("flow: Tau = %g, want a finite τ > 0 (0 for τ = 1)", m.Tau)
 	}
 	s := &System{Data: data, Model: m, d: d}
 	switch m.Kind {
@@ -306,6 +309,8 @@ func (s *System) Init(wInit float64, seed uint64) ([]float64, error) {
 // FromArrays assembles a state in the original basis from value weights v
 // (length H) and either merged matrices u (H·D·D, row-major U_i) or separate
 // keys k and queries q (H·R·D each, row i·R + r). Unused arguments are nil.
+// The full layer's extra blocks are zero, as Init's are; SetExtras sets
+// them.
 func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
 	h, d := s.Model.H, s.d
 	if len(v) != h {
@@ -327,12 +332,21 @@ func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
 		y = append(y, k...)
 		y = append(y, q...)
 	}
+	if err := checkFinite(y, 0); err != nil {
+		return nil, err
+	}
+	return append(y, make([]float64, s.n-len(y))...), nil
+}
+
+// checkFinite returns an error naming the first entry of y that is NaN or
+// infinite, counted from offset.
+func checkFinite(y []float64, offset int) error {
 	for i, x := range y {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("flow: initial weight %d is %g, want finite values", i, x)
+			return fmt.Errorf("flow: initial weight %d is %g, want finite values", offset+i, x)
 		}
 	}
-	return y, nil
+	return nil
 }
 
 // BalancedAligned returns the merged model's balanced, aligned state

@@ -143,6 +143,11 @@ type Transition struct {
 	State []float64 // the state at T, original basis
 }
 
+// String describes the drop by m, time and level, without its state.
+func (tn Transition) String() string {
+	return fmt.Sprintf("drop %d at t = %.6g (L = %.6g)", tn.M, tn.T, tn.Level)
+}
+
 // Status says how a run ended: flow's own account, not the integrator's
 // (ode.Status).
 type Status int
@@ -154,10 +159,12 @@ const (
 	Stopped                   // L − L_min ≤ StopTol before T
 	Interrupted               // the context was canceled or the Observer returned an error
 	Failed                    // the integrator failed, or no convergence by Horizon·τ
-	// Settled: T = 0 with a least loss that is not known (MinLoss NaN):
-	// after its first drop the loss moved by less than Tol·(L(0) − L_lb)
-	// over a whole decade of time (settleDetector).
-	Settled
+	// LossSettled: T = 0 with a least loss that is not known (MinLoss
+	// NaN): after its first drop the loss moved by less than
+	// Tol·(L(0) − L_lb) over a whole decade of time (settleDetector). The
+	// loss settled, not necessarily the weights: along a valley of nearly
+	// constant loss they may still grow (docs/math.md, "Least loss").
+	LossSettled
 )
 
 func (s Status) String() string {
@@ -174,8 +181,8 @@ func (s Status) String() string {
 		return "interrupted"
 	case Failed:
 		return "failed"
-	case Settled:
-		return "settled"
+	case LossSettled:
+		return "loss settled"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -353,7 +360,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 }
 
 // passObserver records the loss path at every accepted step, watches for
-// a settled run, and calls the user's observer.
+// a run whose loss has settled, and calls the user's observer.
 func passObserver(user func(float64, []float64, float64) error, path *pathRecorder, settle *settleDetector,
 	lossAt func(float64, []float64) float64) func(*ode.Step) error {
 	return func(st *ode.Step) error {
@@ -374,7 +381,7 @@ func passObserver(user func(float64, []float64, float64) error, path *pathRecord
 func (s *System) passStatus(tr *Trajectory, res *ode.Result, err error, untilConverged bool, rs RunSettings) error {
 	switch {
 	case errors.Is(err, errSettled):
-		tr.Status = Settled
+		tr.Status = LossSettled
 	case err != nil:
 		tr.Status = Failed
 		var oe *ode.Error
@@ -384,7 +391,7 @@ func (s *System) passStatus(tr *Trajectory, res *ode.Result, err error, untilCon
 		return fmt.Errorf("flow: run ended at t = %g of %g: %w", res.T, rs.T, err)
 	case untilConverged && !res.Status.AtEvent():
 		tr.Status = Failed
-		return fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point",
+		return fmt.Errorf("flow: not converged by t = %g τ: the loss stays at %.17g, above L_min + tol·(L(0) − L_min) = %.17g; the initial state may be a fixed point, or so close to one that the flow leaves it only later: start from larger weights, or give T",
 			Horizon, tr.FinalLoss, s.lossFloor()+rs.StopTol)
 	case untilConverged:
 		tr.Status = Converged

@@ -36,8 +36,11 @@ func (d *settleDetector) add(t, loss float64) bool {
 	return math.Abs(d.loss[k]-loss) < d.tol
 }
 
-// lossFloor is the level a run until converged stops at: MinLoss where it
-// is known, else the least loss over all coefficients, a lower bound.
+// LossFloor returns the level a run until converged stops at: MinLoss
+// where it is known, else the least loss over all coefficients L_lb, a
+// lower bound (docs/math.md, "Least loss").
+func (s *System) LossFloor() float64 { return s.lossFloor() }
+
 func (s *System) lossFloor() float64 {
 	if l := s.MinLoss(); !math.IsNaN(l) {
 		return l

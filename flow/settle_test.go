@@ -56,7 +56,7 @@ func TestRunSettles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%v at t = %.4g, loss %.6g → %.6g (bound %.6g), drops %v", tr.Status, tr.FinalT, s.Loss(y0), tr.FinalLoss, s.lossFloor(), len(tr.Transitions))
-	if tr.Status != Settled || !(tr.FinalLoss > s.lossFloor()) || !(tr.FinalLoss < 0.9*s.Loss(y0)) {
+	if tr.Status != LossSettled || !(tr.FinalLoss > s.lossFloor()) || !(tr.FinalLoss < 0.9*s.Loss(y0)) {
 		t.Errorf("status %v, loss %g → %g, bound %g", tr.Status, s.Loss(y0), tr.FinalLoss, s.lossFloor())
 	}
 }

@@ -247,3 +247,25 @@ func TestSweepIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeObjectErrors: a spec file that is not one JSON object gets an
+// error that says where: empty, the line and column (counted in
+// characters, from 1) of the byte where the JSON breaks, or what it is.
+func TestDecodeObjectErrors(t *testing.T) {
+	for body, want := range map[string]string{
+		"":                              "the file is empty",
+		" \n\t":                         "the file is empty",
+		`{"seed": 5,}`:                  "line 1, column 12: invalid character '}'",
+		"{\n  \"seed\": 5\n  \"D\": 3}": "line 3, column 3: invalid character '\"' after object key:value pair",
+		"{\"λ\": 1,\n\"é\": é}":         "line 2, column 6: invalid character 'Ã'",
+		`{"seed": 5`:                    "the JSON ends before its object does",
+		`[1]`:                           "want a JSON object of fields, got array",
+		`null`:                          "want a JSON object of fields, got null",
+		`{"N": 3} {}`:                   "line 1, column 10: data after the JSON object",
+	} {
+		_, err := output.DecodeObject([]byte(body))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one with %q", body, err, want)
+		}
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The specification of a job, as a sidecar holds it: the problem (data,
@@ -152,7 +154,7 @@ var fields = []Field{
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.WInit }},
 	{Name: "seed", Usage: "seed of the random initialization, an integer in [0, 2^64) (default 3)",
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Seed }},
-	{Name: "init", Usage: "FILE.npz with the initial weights in the original coordinates: v (H,) and K, Q (H, R, D) for separate, U (H, D, D) for merged",
+	{Name: "init", Usage: "FILE.npz with the initial weights in the original coordinates: v (H,) and K, Q (H, R, D) for separate, U (H, D, D) for merged; for the full layer also v_x (H, D) and u_y (H, D) or k_y (H, R) if given, else zero",
 		Alternatives: []string{"winit", "seed", "balanced"}, ptr: func(s *Spec) any { return &s.Init }},
 	{Name: "balanced", Usage: "merged model: start balanced and aligned, U_i = v_i I/√D with the paper's random v (w_init, seed), the start from which the white-Λ closed form is exact (default false)",
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Balanced }},
@@ -345,16 +347,9 @@ func setFrom(dst, src any) {
 // Parse decodes a JSON spec: an object whose keys are field names. Values
 // have the field's type; unknown keys are errors.
 func Parse(data []byte) (*Spec, error) {
-	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&obj); err != nil {
+	obj, err := DecodeObject(data)
+	if err != nil {
 		return nil, fmt.Errorf("spec: %w", err)
-	}
-	if obj == nil {
-		return nil, errors.New("spec: want a JSON object of fields, got null")
-	}
-	if dec.More() {
-		return nil, errors.New("spec: trailing data after the JSON object")
 	}
 	s := &Spec{}
 	keys := make([]string, 0, len(obj))
@@ -546,4 +541,52 @@ func (s *Spec) Rebase(dir string) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
+}
+
+// DecodeObject decodes a spec file's one JSON object, by key. Its errors
+// say that the file is empty, or where (line and column) the JSON breaks.
+func DecodeObject(data []byte) (map[string]json.RawMessage, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New(`the file is empty; want a JSON object of fields, e.g. {"seed": 5}`)
+	}
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&obj); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			line, col := position(data, syn.Offset)
+			return nil, fmt.Errorf("line %d, column %d: %v", line, col, err)
+		case errors.As(err, &typ):
+			return nil, fmt.Errorf("want a JSON object of fields, got %s", typ.Value)
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			line, col := position(data, int64(len(data)))
+			return nil, fmt.Errorf("line %d, column %d: the JSON ends before its object does", line, col)
+		}
+		return nil, err
+	}
+	if obj == nil {
+		return nil, errors.New("want a JSON object of fields, got null")
+	}
+	if dec.More() {
+		off := dec.InputOffset()
+		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n", rune(data[off])) {
+			off++
+		}
+		line, col := position(data, off+1)
+		return nil, fmt.Errorf("line %d, column %d: data after the JSON object", line, col)
+	}
+	return obj, nil
+}
+
+// position returns the line and column (from 1, in characters) of the
+// byte offset off of data; encoding/json's SyntaxError.Offset counts the
+// bytes read, the offending one included.
+func position(data []byte, off int64) (line, col int) {
+	off = min(max(off, 1), int64(len(data)))
+	before := data[:off-1]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return line, 1 + utf8.RuneCount(before[start:])
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -25,14 +24,11 @@ type Sweep struct {
 
 // ParseSweep decodes a sweep spec.
 func ParseSweep(data []byte) (*Sweep, error) {
-	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&obj); err != nil {
+	obj, err := DecodeObject(data)
+	if err != nil {
 		return nil, fmt.Errorf("sweep spec: %w", err)
 	}
-	if obj == nil || dec.More() {
-		return nil, errors.New("sweep spec: want one JSON object of fields")
-	}
+	delete(obj, MetaKey) // a sidecar is a spec
 	sw := &Sweep{fixed: map[string]json.RawMessage{}, values: map[string][]json.RawMessage{}, total: 1}
 	for k := range obj {
 		if _, ok := Lookup(k); !ok {
@@ -48,11 +44,13 @@ func ParseSweep(data []byte) (*Sweep, error) {
 		}
 		var list []json.RawMessage
 		isList := json.Unmarshal(raw, &list) == nil
-		if f.Name == "eigs" && isList && len(list) > 0 {
-			// A list of numbers is one spectrum; a list of lists is a sweep.
+		listField := f.Name == "eigs" || f.Name == "w0"
+		if listField && isList && len(list) > 0 {
+			// A list of numbers is one spectrum (or one set of tasks); a
+			// list of lists is a sweep.
 			var inner []json.RawMessage
 			isList = json.Unmarshal(list[0], &inner) == nil
-		} else if f.Name == "eigs" {
+		} else if listField {
 			isList = false
 		}
 		if isList {

@@ -40,11 +40,14 @@
 // Run "linattn" (or "linattn help") for the commands and "linattn run -h"
 // for the flags. -o creates the folders it names.
 // Exit status: 0 done, 1 failed, 2 bad input (nothing written), 130
-// interrupted (Ctrl-C; what was computed is written and marked incomplete).
+// interrupted (Ctrl-C; what was computed is written and marked incomplete;
+// a second Ctrl-C says it is being written, a third stops at once).
 package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -53,10 +56,24 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C kills at once
-	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 4)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go interrupts(sig, cancel, os.Stderr, func() { os.Exit(cli.ExitInterrupted) })
 	os.Exit(cli.Main(ctx, os.Stdout, os.Stderr, os.Args[1:]))
+}
+
+// interrupts cancels the command at the first interrupt, which then
+// writes what it computed, marked incomplete. A second one (timeout -s INT
+// sends one to the process and one to its group) only says so, since the
+// command is already stopping; a third stops at once, with what was being
+// written lost, and says that.
+func interrupts(sig <-chan os.Signal, cancel func(), stderr io.Writer, exit func()) {
+	<-sig
+	cancel()
+	<-sig
+	fmt.Fprintln(stderr, "linattn: already stopping: writing what was computed (interrupt once more to stop at once, losing it)")
+	<-sig
+	fmt.Fprintln(stderr, "linattn: stopped at once: the output being written is lost (no partial file is left under its name)")
+	exit()
 }

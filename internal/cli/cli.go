@@ -230,14 +230,25 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	given := &output.Spec{}
 	if *specFile != "" {
 		var err error
-		if given, err = loadSpec(*specFile); err != nil {
+		var src specSource
+		if given, src, err = loadSpec(*specFile, c); err != nil {
 			return fail(err)
 		}
+		if note := src.note(c, overlay.Given("layer")); note != "" {
+			fmt.Fprintf(stderr, "linattn %s: note: -spec %s is %s\n", c.Name, *specFile, note)
+		}
 	}
+	file := given.Clone()
 	given.Override(overlay)
+	if err := checkIgnored(file, overlay, given); err != nil {
+		return fail(err)
+	}
 	job, err := spec.Resolve(given, c.Groups...)
 	if err != nil {
 		return fail(err)
+	}
+	for _, note := range job.Notes {
+		fmt.Fprintf(stderr, "linattn %s: note: %s\n", c.Name, note)
 	}
 	outPath, err := checkOutput(*out)
 	if err != nil {
@@ -246,19 +257,24 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	return &invocation{job: job, out: outPath, quiet: *quiet, plotAs: plotAs}, ExitOK
 }
 
-// loadSpec reads a spec file; relative input paths in it are taken
-// relative to the file's directory.
-func loadSpec(path string) (*output.Spec, error) {
+// loadSpec reads a spec file of command c (readSpecFields) and returns it
+// with what it learned of its source;
+// relative input paths in it are taken relative to the file's directory.
+func loadSpec(path string, c *command) (*output.Spec, specSource, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("-spec: %w", err)
+		return nil, specSource{}, fmt.Errorf("-spec: %w", err)
+	}
+	b, src, err := readSpecFields(b, c)
+	if err != nil {
+		return nil, src, fmt.Errorf("-spec %s: %w", path, err)
 	}
 	s, err := output.Parse(b)
 	if err != nil {
-		return nil, fmt.Errorf("-spec %s: %w", path, err)
+		return nil, src, fmt.Errorf("-spec %s: %w", path, err)
 	}
 	s.Rebase(filepath.Dir(path))
-	return s, nil
+	return s, src, nil
 }
 
 // checkOutput validates -o before any work: a .npz path whose directory
@@ -319,4 +335,23 @@ func commandNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// checkIgnored refuses a field that another makes meaningless, -R with the
+// merged model and -tol with a final time -T > 0, when the user gave both
+// in one place (flags, or the spec file) or gave the meaningless one on
+// the command line: a typo or a misunderstanding. A spec file's field that
+// a flag overrides (a separate run's sidecar with -model merged) is
+// dropped quietly by spec.Resolve.
+func checkIgnored(file, flags, given *output.Spec) error {
+	ignored := func(field, by string) bool {
+		return flags.Given(field) || (file.Given(field) && file.Given(by) && !flags.Given(by))
+	}
+	if given.Model == "merged" && given.Given("R") && ignored("R", "model") {
+		return fmt.Errorf("-R = %d is the rank of the separate model's keys and queries; the merged model has none: leave -R out (or -model separate)", given.R)
+	}
+	if given.T > 0 && given.Given("tol") && ignored("tol", "T") {
+		return fmt.Errorf("-tol = %g is the convergence test of a run until converged (-T 0); a run to -T = %g has none: leave -tol out (or -T 0)", given.Tol, given.T)
+	}
+	return nil
 }

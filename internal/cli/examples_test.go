@@ -89,3 +89,25 @@ func TestReadExampleData(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeFirstProgram: the README's Go program is examples/first/main.go
+// from its package clause on, which TestExamplesModule runs and checks, and
+// the go.mod the README shows for a module of one's own requires and
+// replaces this module as examples/go.mod does, at this module's go
+// version.
+func TestReadmeFirstProgram(t *testing.T) {
+	t.Parallel()
+	readme := string(mustRead(t, filepath.Join(repoRoot, "README.md")))
+	prog := string(mustRead(t, filepath.Join(examples, "first", "main.go")))
+	prog = prog[strings.Index(prog, "package main"):]
+	if !strings.Contains(readme, "```go\n"+prog+"```\n") {
+		t.Errorf("README.md does not show examples/first/main.go as its Go program")
+	}
+	goVersion := regexp.MustCompile(`(?m)^go (\S+)$`).FindStringSubmatch(string(mustRead(t, filepath.Join(repoRoot, "go.mod"))))
+	exMod := string(mustRead(t, filepath.Join(examples, "go.mod")))
+	for _, line := range []string{"go " + goVersion[1], "require github.com/linattn/linattn v0.0.0", "replace github.com/linattn/linattn => "} {
+		if !strings.Contains(readme, "\n    "+line) || !strings.Contains(exMod, "\n"+line) {
+			t.Errorf("the go.mod of README.md and examples/go.mod do not both have %q", line)
+		}
+	}
+}

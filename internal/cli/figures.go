@@ -97,7 +97,7 @@ func glob(data, pattern string) []string {
 	return paths
 }
 
-const figuresUsage = `usage: linattn figures [-o DIR] [-data DIR] [-format png|svg|pdf] [NAME...]
+const figuresUsage = `usage: linattn figures [-o DIR] [-data DIR] [-format png|svg|pdf] [-dpi N] [NAME...]
 
 Reproduces the paper's figures from the exact population flow, each from one
 command: it runs the command (its data go to -data), then draws the figure
@@ -117,16 +117,21 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, figuresUsage)
+			width := 0
 			for _, pf := range paperFigures {
-				fmt.Fprintf(stdout, "  %-10s %s\n", pf.Name, pf.About)
+				width = max(width, len(pf.Name))
+			}
+			indent := strings.Repeat(" ", width+3)
+			for _, pf := range paperFigures {
+				fmt.Fprintf(stdout, "  %-*s %s\n", width, pf.Name, pf.About)
 				for _, st := range pf.Steps {
-					fmt.Fprintf(stdout, "             linattn %s\n", strings.ReplaceAll(strings.Join(st.Args, " "), "DATA", *data))
+					fmt.Fprintf(stdout, "%slinattn %s\n", indent, strings.ReplaceAll(strings.Join(st.Args, " "), "DATA", *data))
 					if st.Sweep != "" {
-						fmt.Fprintf(stdout, "             with %s/%s: %s\n", *data, st.Spec, st.Sweep)
+						fmt.Fprintf(stdout, "%swith %s/%s: %s\n", indent, *data, st.Spec, st.Sweep)
 					}
 				}
 				if opts := plotOptions(pf.Plot); opts != "" {
-					fmt.Fprintf(stdout, "             plotted with %s\n", opts)
+					fmt.Fprintf(stdout, "%splotted with %s\n", indent, opts)
 				}
 			}
 			fmt.Fprint(stdout, "\nflags:\n")

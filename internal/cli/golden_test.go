@@ -107,7 +107,7 @@ var goldenCases = []goldenCase{
 		{"reduced", "-noise", "0.1", "-o", "DIR/x.npz"},
 		{"landscape", "-task-white", "2", "-o", "DIR/x.npz"},
 	}},
-	{name: "errors", cmds: [][]string{
+	{name: "errors", setup: writeGoldenMistakes, cmds: [][]string{
 		{"run", "-spectrum", "power:1", "-D", "0", "-o", "DIR/x.npz"},
 		{"run", "-eigs", "1,-1", "-o", "DIR/x.npz"},
 		{"run", "-N", "3", "-nu", "0.5", "-o", "DIR/x.npz"},
@@ -121,7 +121,68 @@ var goldenCases = []goldenCase{
 		{"frobnicate"},
 		{"-q", "run"},
 		{"run", "out.npz"},
+		// Issue 33's mistakes: exit 2, one line that says what to do.
+		{"train", "-spec", "DIR/trainT.json", "-o", "DIR/x.npz"},
+		{"run", "-R", "2", "-model", "merged", "-o", "DIR/x.npz"},
+		{"run", "-T", "100", "-tol", "1e-3", "-o", "DIR/x.npz"},
+		{"run", "-spec", "DIR/mergedR.json", "-o", "DIR/x.npz"},
+		{"run", "-winit", "1e-300", "-o", "DIR/x.npz"},
+		{"run", "-winit", "1e-12", "-o", "DIR/x.npz"},
+		{"landscape", "-D", "24", "-spectrum", "power:1", "-o", "DIR/x.npz"},
+		{"run", "-spec", "DIR/malformed.json", "-o", "DIR/x.npz"},
+		{"run", "-spec", "DIR/empty.json", "-o", "DIR/x.npz"},
+		{"sweep", "-spec", "DIR/malformed.json", "-o", "DIR/x"},
+		{"run", "-init", "DIR/heads6.npz", "-o", "DIR/x.npz"},
+		{"run", "-init", "DIR/merged.npz", "-o", "DIR/x.npz"},
+		{"run", "-init", "DIR/sampled.npz", "-o", "DIR/x.npz"},
+		{"run", "-init", "DIR/extras.npz", "-o", "DIR/x.npz"},
+		{"run", "-init", "DIR/vx.npz", "-layer", "full", "-o", "DIR/x.npz"},
 	}},
+	// Issue 33's valid but surprising inputs: a note, and the output.
+	{name: "notes", cmds: [][]string{
+		{"run", "-q", "-T", "1", "-samples", "3", "-o", "DIR/notes/run.npz"},
+		{"plot", "DIR/notes/run.npz", "-by", "R", "-o", "DIR/x.svg"}, // exit 2
+		{"train", "-q", "-spec", "DIR/notes/run.json", "-P", "100", "-test", "0", "-steps", "2", "-samples", "3", "-o", "DIR/notes/train.npz"},
+		{"sweep", "-q", "-command", "train", "-spec", "DIR/notes/run.json", "-o", "DIR/notes/sweep"},
+		{"run", "-q", "-icl", "0.5", "-T", "1", "-samples", "3", "-o", "DIR/notes/icl.npz"},
+		{"run", "-q", "-eigs", "0.1,0.2,0.3,0.4", "-T", "1", "-samples", "3", "-o", "DIR/notes/eigs.npz"},
+		{"run", "-q", "-method", "rodas5p", "-D", "16", "-spectrum", "power:1", "-T", "1", "-samples", "3", "-o", "DIR/notes/rodas.npz"},
+	}},
+}
+
+// writeGoldenMistakes writes the inputs of the errors case: spec files
+// and -init files with the mistakes of issue 33.
+func writeGoldenMistakes(t *testing.T, dir string) {
+	for name, body := range map[string]string{
+		"trainT.json":    `{"T": 100}`,
+		"mergedR.json":   `{"model": "merged", "R": 2}`,
+		"malformed.json": `{"seed": 5,}`,
+		"empty.json":     "",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = 0.01 * float64(i%7-3)
+		}
+		return x
+	}
+	for name, arrays := range map[string][]export.Array{
+		"heads6.npz":  {export.Floats("v", w(6), 6), export.Floats("K", w(24), 6, 1, 4), export.Floats("Q", w(24), 6, 1, 4)},
+		"merged.npz":  {export.Floats("v", w(4), 4), export.Floats("U", w(64), 4, 4, 4)},
+		"sampled.npz": {export.Floats("v", w(12), 3, 4), export.Floats("K", w(48), 3, 4, 1, 4), export.Floats("Q", w(48), 3, 4, 1, 4)},
+		"extras.npz": {export.Floats("v", w(4), 4), export.Floats("K", w(16), 4, 1, 4), export.Floats("Q", w(16), 4, 1, 4),
+			export.Floats("v_x", w(16), 4, 4), export.Floats("k_y", w(4), 4, 1)},
+		"vx.npz": {export.Floats("v", w(4), 4), export.Floats("K", w(16), 4, 1, 4), export.Floats("Q", w(16), 4, 1, 4),
+			export.Floats("v_x", w(16), 4, 4)},
+	} {
+		if err := export.SaveNPZ(filepath.Join(dir, name), arrays); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func writeGoldenWeights(t *testing.T, dir string) {

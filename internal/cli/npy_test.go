@@ -17,7 +17,7 @@ func writeNPY(t *testing.T, path string, data []float64, shape ...int) {
 func writeNPZ(t *testing.T, path string, data map[string][]float64, shapes map[string][]int) {
 	t.Helper()
 	var arrays []export.Array
-	for _, name := range []string{"v", "K", "Q", "U"} {
+	for _, name := range []string{"v", "K", "Q", "U", "v_x", "u_y", "k_y"} {
 		if x, ok := data[name]; ok {
 			arrays = append(arrays, export.Floats(name, x, shapes[name]...))
 		}

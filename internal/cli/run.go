@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
+	"strings"
 	"time"
+
+	gfloats "gonum.org/v1/gonum/floats"
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
@@ -192,18 +196,20 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 	s, sp := job.System, job.Spec
 	stats := tr.Stats
 	fmt.Fprintf(w, "linattn run: %s\n", describeJob(job))
-	how := fmt.Sprintf("to T = %.6g", tr.FinalT)
-	if sp.T == 0 {
-		how = fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", sp.Tol, tr.FinalT)
-	}
 	fmt.Fprintf(w, "integrated %s with %s (rtol %g, atol %g): %d steps, %d evaluations, %d rejected\n",
-		how, job.Method.Name(), sp.RTol, sp.ATol, stats.Steps, stats.FuncEvals, stats.Rejected)
+		stopRule(s, sp.T, sp.Tol, tr), job.Method.Name(), sp.RTol, sp.ATol, stats.Steps, stats.FuncEvals, stats.Rejected)
 	if runErr != nil {
 		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", status, runErr)
 	}
+	if s.Model.Layer == flow.ReducedLayer && !s.Data.InContext() {
+		fmt.Fprintf(w, "note: the reduced layer cannot learn in weight: the blocks that would learn the fixed tasks (v_x, and u_y or k_y) are held at zero; -layer full trains them (docs/math.md, \"The full layer\")\n")
+	}
 	switch {
-	case s.ExpressivityLimited && !s.Data.Standard():
-		fmt.Fprintf(w, "note: this layer may not reach the least loss under this task law (%s); L_min is not known\n", expressivityNeed(s.Model.Layer))
+	case math.IsNaN(s.MinLoss()):
+		fmt.Fprintf(w, "note: L_min is not known: this layer may not reach L_lb under this task law (%s)\n", expressivityNeed(s.Model.Layer))
+		if tr.Status == flow.LossSettled {
+			fmt.Fprintf(w, "note: %s; -T runs to a fixed time\n", weightsMotion(s, tr, sp.Tol))
+		}
 	case s.ExpressivityLimited:
 		fmt.Fprintf(w, "note: R·H = %d < D: the model learns at most %d eigenvectors; L_min = L(M_%d)\n",
 			s.Model.R*s.Model.H, s.Model.R*s.Model.H, s.Model.R*s.Model.H)
@@ -229,6 +235,8 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 	fmt.Fprintf(w, "\nfinal loss %.10g", final)
 	if lmin := s.MinLoss(); !math.IsNaN(lmin) {
 		fmt.Fprintf(w, "; L_min = %.10g (gap %.3g)", lmin, final-lmin)
+	} else if lb := s.LossFloor(); !math.IsNaN(lb) {
+		fmt.Fprintf(w, "; L_lb = %.10g (gap %.3g)", lb, final-lb)
 	}
 	if last := len(tr.Times) - 1; tr.TestICL != nil {
 		fmt.Fprintf(w, "; test loss in-context %.6g", tr.TestICL[last])
@@ -293,8 +301,8 @@ func describeJob(job *spec.Job) string {
 	case sp.Given("ntp-max"):
 		ctx = fmt.Sprintf("next-token, Nmax=%d", sp.NTPMax)
 	}
-	desc := fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s, %s (ν=%.6g)",
-		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, ctx, s.Data.Nu())
+	desc := fmt.Sprintf("%s\ndata: D=%d, λ=%s, eigenvectors %s%s, %s (ν=%.6g)",
+		model, s.Dim(), floats(s.Data.Lambda(), "%.6g"), sp.Eigvecs, sortedEigs(sp), ctx, s.Data.Nu())
 	return desc + describeLaw(job)
 }
 
@@ -356,4 +364,69 @@ func expressivityNeed(l flow.Layer) string {
 		return "the label-key layer needs one merged head, or R·H ≥ D separate"
 	}
 	return "the reduced layer needs R·H ≥ D"
+}
+
+// stopRule says in one phrase where a run ended by rule: at T, or until
+// converged, at L_min or, where L_min is not known, at the least loss over
+// all coefficients L_lb or when the loss settled (docs/math.md, "Least
+// loss"), and at what time.
+func stopRule(s *flow.System, T, tol float64, tr *flow.Trajectory) string {
+	switch {
+	case T > 0:
+		return fmt.Sprintf("to T = %.6g", tr.FinalT)
+	case !math.IsNaN(s.MinLoss()):
+		return fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", tol, tr.FinalT)
+	}
+	how := "L reached that"
+	if tr.Status == flow.LossSettled {
+		how = "the loss settled"
+	}
+	return fmt.Sprintf("until L − L_lb ≤ %g·(L(0) − L_lb), L_lb = %.6g the least loss over all coefficients, or until L moved by less than that over a decade of time [t/10, t]: %s at t = %.6g",
+		tol, s.LossFloor(), how, tr.FinalT)
+}
+
+// weightsMotion says how far the weights of a run whose loss settled moved
+// over its last decade of time [t/10, t]: the norm of the state, and of
+// the value weights v, at the first sample at or after t/10 and at t. Near
+// a nondegenerate minimum L − L* grows as ‖Δθ‖², so weights that settled
+// with the loss to tol have moved by about √tol: more is "not the weights".
+func weightsMotion(s *flow.System, tr *flow.Trajectory, tol float64) string {
+	n, h, last := s.Len(), s.Model.H, len(tr.Times)-1
+	k := sort.SearchFloat64s(tr.Times, tr.FinalT/10)
+	if k >= last {
+		return "the loss settled; the output has no sample in [t/10, t] to say whether the weights did"
+	}
+	a, b := tr.States[k*n:(k+1)*n], tr.States[last*n:(last+1)*n]
+	moved := gfloats.Distance(a, b, 2) / gfloats.Norm(b, 2)
+	what := "the loss settled, and the weights too"
+	if moved > math.Sqrt(tol) {
+		what = "the loss settled, not the weights"
+	}
+	return fmt.Sprintf("%s: from t = %.4g to %.4g, ‖θ‖ went from %.4g to %.4g and ‖v‖ from %.4g to %.4g (‖Δθ‖/‖θ‖ = %.3g)",
+		what, tr.Times[k], tr.FinalT, gfloats.Norm(a, 2), gfloats.Norm(b, 2), gfloats.Norm(a[:h], 2), gfloats.Norm(b[:h], 2), moved)
+}
+
+// sortedEigs says, when -eigs were not given in decreasing order, that
+// they were sorted and which column of the eigenvectors each λ kept
+// (flow.NewData pairs the d-th eigenvalue given with the d-th column, and
+// sorts the pairs): empty otherwise.
+func sortedEigs(sp *output.Spec) string {
+	if !sp.Given("eigs") || sort.IsSorted(sort.Reverse(sort.Float64Slice(sp.Eigs))) {
+		return ""
+	}
+	order := make([]int, len(sp.Eigs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(i, j int) bool { return sp.Eigs[order[i]] > sp.Eigs[order[j]] })
+	cols := make([]string, len(order))
+	for k, i := range order {
+		cols[k] = fmt.Sprint(i + 1)
+	}
+	given := make([]string, len(sp.Eigs))
+	for i, l := range sp.Eigs {
+		given[i] = fmt.Sprintf("%g", l)
+	}
+	return fmt.Sprintf(" (λ sorted from -eigs %s, each keeping its column: e_1..e_%d are columns %s)",
+		strings.Join(given, ","), len(order), strings.Join(cols, ","))
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/linattn/linattn/output"
 )
 
-const sweepUsage = `usage: linattn sweep -spec FILE.json [-command run|train|reduced|landscape] [-o DIR] [-j N] [-shard I/N] [-q]
+const sweepUsage = `usage: linattn sweep -spec FILE.json [-command run|train|reduced|landscape] [-o DIR] [-j N] [-shard I/N] [-q] [-plot]
        linattn sweep -merge [-o DIR] DIR...
 
 Runs every point of a sweep: FILE.json is a spec of the command (run by
@@ -86,9 +86,12 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if !ok {
 		return usageErr("-shard = %q, want I/N with 0 ≤ I < N", *shard)
 	}
-	sw, err := loadSweep(*specFile, c)
+	sw, note, err := loadSweep(*specFile, c)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if note != "" {
+		fmt.Fprintf(stderr, "linattn sweep: note: -spec %s is %s\n", *specFile, note)
 	}
 	out := *dir
 	if out == "" {
@@ -121,34 +124,26 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	return ExitOK
 }
 
-// loadSweep reads the sweep spec of command c at path.
-func loadSweep(path string, c *command) (*output.Sweep, error) {
+// loadSweep reads the sweep spec of command c at path (readSpecFields:
+// a sidecar is a spec of one run), and a note on the fields dropped from
+// another command's sidecar.
+func loadSweep(path string, c *command) (*output.Sweep, string, error) {
 	if path == "" {
-		return nil, errors.New("-spec FILE.json is required")
+		return nil, "", errors.New("-spec FILE.json is required")
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("-spec: %w", err)
+		return nil, "", fmt.Errorf("-spec: %w", err)
+	}
+	b, src, err := readSpecFields(b, c)
+	if err != nil {
+		return nil, "", fmt.Errorf("-spec %s: %w", path, err)
 	}
 	sw, err := output.ParseSweep(b)
-	if err == nil {
-		err = readsAll(c, sw.Fields())
-	}
 	if err != nil {
-		return nil, fmt.Errorf("-spec %s: %w", path, err)
+		return nil, "", fmt.Errorf("-spec %s: %w", path, err)
 	}
-	return sw, nil
-}
-
-// readsAll checks that command c reads every field of a sweep spec.
-func readsAll(c *command, fields []string) error {
-	groups := append([]output.Group{output.GroupProblem}, c.Groups...)
-	for _, name := range fields {
-		if f, ok := output.Lookup(name); ok && !f.ReadBy(groups) {
-			return fmt.Errorf("field %q is not read by linattn %s", name, c.Name)
-		}
-	}
-	return nil
+	return sw, src.note(c, false), nil
 }
 
 // runShard runs the runs i ≡ shardI (mod shardN) of the sweep, j at a time,

@@ -137,7 +137,9 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 	if s.Data.Standard() {
 		c.plateaus = flow.ObservedPlateaus(res.Times, c.loss, c.transitions, res.FinalT)
 	}
-	if lawMatters(s) {
+	// Without test sets and without fixed tasks there is no in-weight
+	// test: the flow's test losses are those of train's test sets.
+	if lawMatters(s) && (sp.Test > 0 || !s.Data.InContext()) {
 		n := s.Len()
 		c.testICL, c.testIWL = make([]float64, len(res.Times)), make([]float64, len(res.Times))
 		for i := range res.Times {
@@ -251,6 +253,7 @@ func trainStatus(e *env, sp *output.Spec, res *flow.Trajectory, err error) strin
 
 func (e *env) finishTrain(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, runErr error, c comparison, start time.Time) error {
 	s, sp := job.System, job.Spec
+	runErr = diverged(res, runErr, sp.P, tr.Features())
 	test := testLosses(tr, res)
 	observed := flow.ObservedPlateaus(res.Times, res.Loss, res.Transitions, res.FinalT)
 	table := compareTable(s, observed, res.Transitions, c)
@@ -346,4 +349,24 @@ func printTrainSummary(e *env, job *spec.Job, tr *train.Trainer, res *flow.Traje
 		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g", test[0][last], test[1][last])
 	}
 	fmt.Fprintf(w, "\nwrote %s (%d samples) and %s in %s\n", e.out, len(res.Times), output.SidecarPath(e.out), formatDuration(elapsed))
+}
+
+// diverged clears the drops of a training run whose loss diverged, whose
+// crossings of the plateau levels on the way up or down are no drops of
+// learning, and adds a hint to its error when there are no more sequences
+// than features: the training loss of so few sequences (its moments of
+// rank at most P) can be far steeper than the population's, and a learning
+// rate that follows the flow at large P diverges.
+func diverged(res *flow.Trajectory, err error, p, features int) error {
+	var de *train.DivergedError
+	if !errors.As(err, &de) {
+		return err
+	}
+	if res != nil {
+		res.Transitions = nil
+	}
+	if p <= features {
+		return fmt.Errorf("%w, or raise -P: %d sequences for %d features give a training loss far steeper than the population's", err, p, features)
+	}
+	return err
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/output"
 )
 
 // decodeNPY reads a float64 .npy file into C order with its shape.
@@ -29,7 +31,11 @@ func floatData(a export.Array) ([]float64, []int, error) {
 }
 
 // readInit reads -init: v (H,), and K, Q (H, R, D) for the separate model
-// or U (H, D, D) for the merged model, in the original coordinates.
+// or U (H, D, D) for the merged model, in the original coordinates; and,
+// for the full layer, its extra blocks v_x (H, D) and u_y (H, D, merged) or
+// k_y (H, R, separate) if the file holds them, else zero (docs/training.md,
+// "The full layer"). A reduced layer refuses extra blocks that are not
+// zero, which it would drop.
 func (j *Job) readInit() ([]float64, error) {
 	s := j.Spec
 	content, err := os.ReadFile(s.Init)
@@ -45,39 +51,150 @@ func (j *Job) readInit() ([]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-init %s: %w", s.Init, err)
 	}
-	h, d, r := s.H, s.D, s.R
-	want := map[string][]int{"v": {h}}
-	if s.Model == "merged" {
-		want["U"] = []int{h, d, d}
-	} else {
-		want["K"] = []int{h, r, d}
-		want["Q"] = []int{h, r, d}
+	in := &initFile{zr: zr, path: s.Init, spec: s}
+	need, extras := in.shapes()
+	arrays := map[string][]float64{}
+	for _, name := range sortedKeys(need) {
+		if !zr.Has(name) {
+			return nil, in.missing(name, need)
+		}
+		if arrays[name], err = in.read(name, need[name]); err != nil {
+			return nil, err
+		}
 	}
-	var names []string
-	for name := range want {
+	y, err := j.System.FromArrays(arrays["v"], arrays["U"], arrays["K"], arrays["Q"])
+	if err != nil {
+		return nil, fmt.Errorf("-init %s: %w", s.Init, err)
+	}
+	if err := in.setExtras(j.System, y, extras); err != nil {
+		return nil, err
+	}
+	return y, nil
+}
+
+// initFile is an -init file being read.
+type initFile struct {
+	zr   *export.NPZReader
+	path string
+	spec *output.Spec
+}
+
+// shapes returns the shapes of the arrays the model needs and of the full
+// layer's extra blocks, by name.
+func (in *initFile) shapes() (need, extras map[string][]int) {
+	h, d, r := in.spec.H, in.spec.D, in.spec.R
+	need = map[string][]int{"v": {h}}
+	extras = map[string][]int{output.ValueX: {h, d}}
+	if in.spec.Model == "merged" {
+		need["U"] = []int{h, d, d}
+		extras[output.LabelKQ] = []int{h, d}
+	} else {
+		need["K"] = []int{h, r, d}
+		need["Q"] = []int{h, r, d}
+		extras[output.KeyLabel] = []int{h, r}
+	}
+	return need, extras
+}
+
+// read returns the float64 array name, which must have the shape want.
+func (in *initFile) read(name string, want []int) ([]float64, error) {
+	a, err := in.zr.Read(name)
+	if err != nil {
+		return nil, fmt.Errorf("-init %s: %w", in.path, err)
+	}
+	data, shape, err := floatData(a)
+	if err != nil {
+		return nil, fmt.Errorf("-init %s: array %q: %w", in.path, name, err)
+	}
+	if !slices.Equal(shape, want) {
+		s := in.spec
+		return nil, fmt.Errorf("-init %s: array %q has shape %v, want %v (H=%d, R=%d, D=%d)%s",
+			in.path, name, shape, want, s.H, s.R, s.D, shapeHint(shape, want, s.Model == "separate"))
+	}
+	return data, nil
+}
+
+// missing is the error for a needed array name the file lacks.
+func (in *initFile) missing(name string, need map[string][]int) error {
+	s := in.spec
+	hint := ""
+	switch {
+	case s.Model == "separate" && in.zr.Has("U"):
+		hint = "; it holds U: -model merged"
+	case s.Model == "merged" && in.zr.Has("K") && in.zr.Has("Q"):
+		hint = "; it holds K and Q: -model separate"
+	}
+	return fmt.Errorf("-init %s has no array %q; a %s model with H=%d, R=%d, D=%d needs %s%s",
+		s.Init, name, s.Model, s.H, s.R, s.D, describeShapes(sortedKeys(need), need), hint)
+}
+
+// setExtras sets the full layer's extra blocks of y from the file, both or
+// neither, and refuses the other model's block or, for the reduced layer,
+// blocks that are not zero.
+func (in *initFile) setExtras(sys *flow.System, y []float64, extras map[string][]int) error {
+	s := in.spec
+	names := sortedKeys(extras) // "k_y" or "u_y", then "v_x"
+	for _, other := range []string{output.LabelKQ, output.KeyLabel} {
+		if _, ok := extras[other]; !ok && in.zr.Has(other) {
+			return fmt.Errorf("-init %s holds %q, a block of the other model; the %s model's extra blocks are %s",
+				in.path, other, s.Model, strings.Join(names, " and "))
+		}
+	}
+	var got [][]float64
+	for _, name := range names {
+		if !in.zr.Has(name) {
+			continue
+		}
+		data, err := in.read(name, extras[name])
+		if err != nil {
+			return err
+		}
+		got = append(got, data)
+	}
+	switch {
+	case len(got) == 0:
+		return nil
+	case len(got) < len(names):
+		return fmt.Errorf("-init %s holds one of the full layer's extra blocks %s but not the other: give both (zeros for a block that starts at zero), or neither for zero extra blocks",
+			in.path, strings.Join(names, " and "))
+	case s.Layer != "full":
+		if slices.ContainsFunc(got, func(x []float64) bool { return slices.ContainsFunc(x, func(v float64) bool { return v != 0 }) }) {
+			return fmt.Errorf("-init %s holds nonzero extra blocks %s, which the reduced layer lacks: -layer full to start from them",
+				in.path, strings.Join(names, " and "))
+		}
+		return nil
+	}
+	if err := sys.SetExtras(y, got[1], got[0]); err != nil {
+		return fmt.Errorf("-init %s: %w", in.path, err)
+	}
+	return nil
+}
+
+// shapeHint says which flag makes an array of shape got the wanted one:
+// -H for another number of heads, -R for another rank, and for one more
+// leading axis that a run's output has S samples; keys says the arrays are
+// separate keys or queries, of shape (H, R, D).
+func shapeHint(got, want []int, keys bool) string {
+	switch {
+	case len(got) == len(want)+1 && slices.Equal(got[1:], want):
+		return fmt.Sprintf("; it has %d samples, as a run's output: save one of them, e.g. numpy.savez(\"w.npz\", v=r[\"v\"][-1], …)", got[0])
+	case len(got) != len(want):
+		return ""
+	case got[0] != want[0] && slices.Equal(got[1:], want[1:]):
+		return fmt.Sprintf(": the file has %d heads, give -H %d", got[0], got[0])
+	case keys && len(got) == 3 && got[0] == want[0] && got[1] != want[1] && got[2] == want[2]:
+		return fmt.Sprintf(": the file has rank %d, give -R %d", got[1], got[1])
+	}
+	return ""
+}
+
+func sortedKeys(m map[string][]int) []string {
+	names := make([]string, 0, len(m))
+	for name := range m {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	arrays := map[string][]float64{}
-	for _, name := range names {
-		if !zr.Has(name) {
-			return nil, fmt.Errorf("-init %s has no array %q; a %s model with H=%d, R=%d, D=%d needs %s",
-				s.Init, name, s.Model, h, r, d, describeShapes(names, want))
-		}
-		a, err := zr.Read(name)
-		if err != nil {
-			return nil, fmt.Errorf("-init %s: %w", s.Init, err)
-		}
-		data, shape, err := floatData(a)
-		if err != nil {
-			return nil, fmt.Errorf("-init %s: array %q: %w", s.Init, name, err)
-		}
-		if !slices.Equal(shape, want[name]) {
-			return nil, fmt.Errorf("-init %s: array %q has shape %v, want %v (H=%d, R=%d, D=%d)", s.Init, name, shape, want[name], h, r, d)
-		}
-		arrays[name] = data
-	}
-	return j.System.FromArrays(arrays["v"], arrays["U"], arrays["K"], arrays["Q"])
+	return names
 }
 
 func describeShapes(names []string, want map[string][]int) string {

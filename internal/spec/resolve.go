@@ -58,6 +58,9 @@ type Job struct {
 	Inputs map[string]output.Input
 	// MemoryBytes is the estimated peak memory of the job.
 	MemoryBytes float64
+	// Notes are what a user should know about a valid job before it runs
+	// (a start that takes long to leave, a slow method), one line each.
+	Notes []string
 }
 
 // Resolve fills the defaults of every field the commands in groups read,
@@ -118,6 +121,12 @@ func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*
 	if reads[output.GroupSolver] {
 		if err := job.checkDenseMethod(); err != nil {
 			return nil, err
+		}
+		job.noteDenseCost()
+		if s.T == 0 {
+			if err := job.checkEscape(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return job, nil
@@ -328,8 +337,11 @@ func (s *Spec) resolveMethod(inContext bool) error {
 
 func (s *Spec) resolveLandscape() error {
 	s.def("stability", func() { s.Stability = true })
+	if s.Model == "separate" && s.D > MaxTableDim && s.Stability {
+		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d for their stability, or D ≤ %d with -stability=false for the loss table alone", s.D, MaxStabilityDim, MaxTableDim)
+	}
 	if s.Model == "separate" && s.D > MaxTableDim {
-		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d", s.D, MaxTableDim)
+		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d for the loss table (D ≤ %d with their stability)", s.D, MaxTableDim, MaxStabilityDim)
 	}
 	if s.Model == "separate" && s.Stability && s.D > MaxStabilityDim {
 		return fmt.Errorf("-D = %d: the stability of all 2^D fixed points needs D ≤ %d (or -stability=false for the loss table alone)", s.D, MaxStabilityDim)

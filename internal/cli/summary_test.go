@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/sbinet/npyio/npz"
+)
+
+// TestSummaryLossSettled: the separate full layer under fixed tasks (D = 4,
+// H = 4, R = 1, c = 0.5, K = 4) has no known least loss, and a run until
+// converged stops when its loss has settled, while its value weights still
+// grow (docs/math.md, "Least loss"). The summary states the stop rule in one
+// sentence with the bound L_lb, names the status "loss settled" (also the
+// sidecar's), and prints ‖θ‖ and ‖v‖ at t/10 and at t as the output holds
+// them.
+func TestSummaryLossSettled(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "run.npz")
+	code, stdout, stderr := runCLI(t, "run", "-q", "-layer", "full", "-icl", "0.5", "-tasks", "4", "-samples", "401", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"integrated until L − L_lb ≤ 1e-06·(L(0) − L_lb), L_lb = 0.124295 the least loss over all coefficients, or until L moved by less than that over a decade of time [t/10, t]: the loss settled at t = ",
+		"note: L_min is not known",
+		"note: the loss settled, not the weights: from t = ",
+		"; L_lb = 0.1242950755 (gap ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "L − L_min ≤") {
+		t.Errorf("summary states the rule with L_min, which is not known:\n%s", stdout)
+	}
+	if st := sidecarOf(t, out)["meta"].(map[string]any)["status"]; st != "loss settled" {
+		t.Errorf("sidecar status %q, want %q", st, "loss settled")
+	}
+	r, err := npz.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ts, v := readFloats(t, r, "t"), readFloats(t, r, "v")
+	last := len(ts) - 1
+	k := sort.SearchFloat64s(ts, ts[last]/10)
+	norm := func(x []float64) float64 { return math.Sqrt(dot(x, x)) }
+	va, vb := norm(v[4*k:4*k+4]), norm(v[4*last:])
+	want := fmt.Sprintf("‖v‖ from %.4g to %.4g", va, vb)
+	if !strings.Contains(stdout, want) || !(vb > 1.2*va) {
+		t.Errorf("want %q (‖v‖ growing) in\n%s", want, stdout)
+	}
+}
+
+func dot(x, y []float64) float64 {
+	var s float64
+	for i := range x {
+		s += x[i] * y[i]
+	}
+	return s
+}
+
+// TestUsageLinesListFlags: the usage line of figures and sweep, which
+// spell their flags out, names every flag their -h lists.
+func TestUsageLinesListFlags(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{"figures", "sweep"} {
+		code, stdout, _ := runCLI(t, cmd, "-h")
+		usage, flags, ok := strings.Cut(stdout, "\nflags:\n")
+		if code != 0 || !ok {
+			t.Fatalf("%s -h: exit %d\n%s", cmd, code, stdout)
+		}
+		first := usage[:strings.Index(usage, "\n\n")] // the usage lines
+		for _, line := range strings.Split(flags, "\n") {
+			name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+			if !strings.HasPrefix(line, "  -") {
+				continue
+			}
+			if !strings.Contains(first, "["+name+" ") && !strings.Contains(first, "["+name+"]") && !strings.Contains(first, " "+name+" ") {
+				t.Errorf("%s: the usage line does not name %s:\n%s", cmd, name, first)
+			}
+		}
+	}
+}
