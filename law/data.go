@@ -280,6 +280,16 @@ func (d *Data) PlateauLevels() []float64 {
 // MinLoss returns the global minimum L*.
 func (d *Data) MinLoss() float64 { lv := d.PlateauLevels(); return lv[len(lv)-1] }
 
+// IsWhite reports whether Λ = cI: every eigenvalue equals the first.
+func (d *Data) IsWhite() bool {
+	for _, x := range d.lambda {
+		if x != d.lambda[0] {
+			return false
+		}
+	}
+	return true
+}
+
 // White returns D eigenvalues equal to c (Λ = cI).
 func White(dim int, c float64) []float64 {
 	out := make([]float64, dim)

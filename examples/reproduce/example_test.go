@@ -13,8 +13,7 @@ import (
 
 // linattn run's default job through the library: out/run.npz, byte for byte.
 func Example() {
-	nu, _ := law.NuFixed(31)
-	data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{Nu: nu})
+	data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{N: 31})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 4, R: 1, Tau: 1})
 	y0, _ := s.Init(0.01, 3)
 	tr, _ := s.Run(context.Background(), y0, flow.RunSettings{}) // until converged, 2001 samples

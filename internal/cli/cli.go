@@ -17,8 +17,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 // Exit codes.

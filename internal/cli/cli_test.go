@@ -25,7 +25,7 @@ import (
 	"github.com/sbinet/npyio/npz"
 
 	"github.com/linattn/linattn/flow"
-	"github.com/linattn/linattn/internal/spec"
+	"github.com/linattn/linattn/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -144,7 +144,7 @@ func TestRunArraysRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := job.System.Run(context.Background(), job.Y0, solverSettings(job))
+		tr, err := job.System.Run(context.Background(), job.Y0, job.RunSettings())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sbinet/npyio/npz"
 
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 // initCase is a small model whose weights a test writes to an -init file:

@@ -8,9 +8,9 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/landscape"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 func init() {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/linattn/linattn/export"
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 // Version is the program version recorded in every sidecar.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/reduced"
+	"github.com/linattn/linattn/spec"
 )
 
 func init() {
@@ -30,7 +30,7 @@ func finalTime(e *env, job *spec.Job) (float64, error) {
 	if job.Spec.T > 0 {
 		return job.Spec.T, nil
 	}
-	rs := solverSettings(job)
+	rs := job.RunSettings()
 	rs.Times = []float64{0} // T = 0: until converged, one pass
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
@@ -168,8 +168,8 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, *output.Me
 	if err != nil {
 		return nil, nil, err
 	}
-	rs := solverSettings(job)
-	rs.T, rs.Times = T, grids[sp.Grid].Times(T, sp.Samples, nil)
+	rs := job.RunSettings()
+	rs.T, rs.Times = T, spec.GridByName(sp.Grid).Times(T, sp.Samples, nil)
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return nil, nil, err
@@ -192,7 +192,7 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, *output.Me
 		arrays = append(arrays, export.Floats(output.TDropObserved, []float64{observed}))
 		result.TDropObserved = &observed
 	}
-	if white(data.Lambda()) {
+	if data.IsWhite() {
 		mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
 		cf := make([]float64, nt)
 		for i, t := range tr.Times {
@@ -228,13 +228,4 @@ func balancedDistance(s *flow.System, y []float64) float64 {
 		den += yb[i] * yb[i]
 	}
 	return math.Sqrt(num / den)
-}
-
-func white(l []float64) bool {
-	for _, x := range l {
-		if x != l[0] {
-			return false
-		}
-	}
-	return true
 }

@@ -11,11 +11,10 @@ import (
 
 	gfloats "gonum.org/v1/gonum/floats"
 
-	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/reduced"
+	"github.com/linattn/linattn/spec"
 )
 
 func init() {
@@ -50,32 +49,10 @@ func hooks(ctx context.Context) *testHooks {
 	return &testHooks{}
 }
 
-// denseBudget bounds the continuous extension a run keeps so that its
-// output is sampled from it rather than from a second pass, which gives
-// the same output bit for bit (flow.System.Run): an eighth of the
-// available memory, at least flow.DefaultDenseBytes. A D = 16 power-law run
-// keeps 0.13 GB and D = 32 1.6 GB under Auto; beyond the bound the ROCK4
-// steps are thinned and only runs of explicit steps need the second pass.
-// BDF's runs keep less (flow.BDFKeptStates).
-func denseBudget() int {
-	return max(flow.DefaultDenseBytes, int(spec.AvailableMemory()/8))
-}
-
-// grids are the flow's output grids by the name of -grid.
-var grids = map[string]flow.Grid{"drops": flow.GridDrops, "lin": flow.GridLinear, "log": flow.GridLog}
-
-// solverSettings are the run settings of the job's -T, -tol, -samples,
-// -grid, -method, -rtol and -atol.
-func solverSettings(job *spec.Job) flow.RunSettings {
-	sp := job.Spec
-	return flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grids[sp.Grid],
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: denseBudget()}
-}
-
 func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
 	s := job.System
-	rs := solverSettings(job)
+	rs := job.RunSettings()
 	steps, hook := 0, hooks(e.ctx).step
 	rs.Observer = func(t float64, _ []float64, loss float64) error {
 		steps++
@@ -87,7 +64,6 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		return nil
 	}
-	rs.TestLosses = lawMatters(s)
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
 		return err
@@ -108,20 +84,13 @@ func runFlow(e *env, job *spec.Job) error {
 	if err := side.Meta.SetResult(runResult(s, job.Y0, tr, pred, observed)); err != nil {
 		return err
 	}
-	arrays := append(output.RunArrays(s, tr), closedForm(s, tr.Times, tr.States)...)
+	arrays := job.RunArrays(tr)
 	if err := e.save(arrays, side); err != nil {
 		return err
 	}
 	e.progress.Done()
 	printRunSummary(e, job, tr, side.Meta.Status, err, pred, observed, time.Since(start))
 	return err
-}
-
-// lawMatters reports whether the layer or the task law go beyond the
-// paper's reduced in-context flow, so that the test losses are of
-// interest.
-func lawMatters(s *flow.System) bool {
-	return s.Model.Layer != flow.ReducedLayer || !s.Data.Standard()
 }
 
 // predictDrops is the 1-D theory's estimate of each drop time
@@ -164,31 +133,6 @@ func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed
 		}
 	}
 	return res
-}
-
-// closedForm is, for the merged model with white Λ, the closed-form loss
-// at the times of the states (reduced.MergedWhite, paper eq.
-// attnM-solution) with s₀ = ‖v(0)‖² from the first state: exact from a
-// balanced, aligned start. Otherwise, or where the closed form has no
-// value, it is nothing.
-func closedForm(s *flow.System, times, states []float64) []export.Array {
-	data, h := s.Data, s.Model.H
-	if s.Model.Kind != flow.Merged || !white(data.Lambda()) || !data.Standard() {
-		return nil
-	}
-	var s0 float64
-	for _, v := range states[:h] {
-		s0 += v * v
-	}
-	mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
-	cf := make([]float64, len(times))
-	for i, t := range times {
-		var err error
-		if cf[i], err = mw.Loss(t); err != nil {
-			return nil
-		}
-	}
-	return []export.Array{export.Floats(output.LossClosedForm, cf, len(cf))}
 }
 
 func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, runErr error, pred, observed []float64, elapsed time.Duration) {

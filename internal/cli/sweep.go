@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 const sweepUsage = `usage: linattn sweep -spec FILE.json [-command run|train|reduced|landscape] [-o DIR] [-j N] [-shard I/N] [-q] [-plot]

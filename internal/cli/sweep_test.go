@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/linattn/linattn/output"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/linattn/linattn/output"
 )
 
 // sweepSpec is an 8-run sweep: two spectra (the paper's D = 4 example and a

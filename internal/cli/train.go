@@ -9,8 +9,8 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
-	"github.com/linattn/linattn/internal/spec"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 	"github.com/linattn/linattn/train"
 )
 
@@ -41,7 +41,7 @@ func runTrain(e *env, job *spec.Job) error {
 	}
 	sp := job.Spec
 	pop, popErr := job.System.Run(e.ctx, job.Y0, flow.RunSettings{T: tr.Time(sp.LR, sp.Steps),
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: denseBudget()})
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: spec.DenseBudget()})
 	levels := job.System.Levels()
 	if levels == nil && popErr == nil { // fixed tasks: the exact flow's drops
 		for _, tn := range pop.Transitions {
@@ -63,8 +63,8 @@ func runTrain(e *env, job *spec.Job) error {
 // trainGD runs gradient descent sampled on the output grid.
 func trainGD(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transition) (*flow.Trajectory, error) {
 	sp := job.Spec
-	gs := train.GDSettings{LR: sp.LR, Steps: sp.Steps, Samples: sp.Samples, Grid: grids[sp.Grid],
-		KeepBytes: denseBudget(), Levels: levels, Observer: func(k int, loss float64) error {
+	gs := train.GDSettings{LR: sp.LR, Steps: sp.Steps, Samples: sp.Samples, Grid: spec.GridByName(sp.Grid),
+		KeepBytes: spec.DenseBudget(), Levels: levels, Observer: func(k int, loss float64) error {
 			if hook := hooks(e.ctx).step; hook != nil {
 				hook(tr.Time(sp.LR, k))
 			}
@@ -82,7 +82,7 @@ func trainGD(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transition)
 func trainFlow(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transition) (*flow.Trajectory, error) {
 	sp := job.Spec
 	T := tr.Time(sp.LR, sp.Steps)
-	fs := train.FlowSettings{T: T, Samples: sp.Samples, Grid: grids[sp.Grid], DenseBytes: denseBudget(),
+	fs := train.FlowSettings{T: T, Samples: sp.Samples, Grid: spec.GridByName(sp.Grid), DenseBytes: spec.DenseBudget(),
 		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Levels: levels,
 		Observer: func(t float64, _ []float64, loss float64) error {
 			if e.progress.Due() {
@@ -139,7 +139,7 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 	}
 	// Without test sets and without fixed tasks there is no in-weight
 	// test: the flow's test losses are those of train's test sets.
-	if lawMatters(s) && (sp.Test > 0 || !s.Data.InContext()) {
+	if spec.TestLossesMatter(s) && (sp.Test > 0 || !s.Data.InContext()) {
 		n := s.Len()
 		c.testICL, c.testIWL = make([]float64, len(res.Times)), make([]float64, len(res.Times))
 		for i := range res.Times {
@@ -205,7 +205,7 @@ func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [2
 	s, sp, ns := job.System, job.Spec, len(res.Times)
 	arrays := output.RunArrays(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
 		Transitions: res.Transitions, Plateaus: c.plateaus, TestIWL: test[1]})
-	arrays = append(arrays, closedForm(s, res.Times, res.States)...)
+	arrays = append(arrays, spec.ClosedFormArrays(s, res.Times, res.States)...)
 	if sp.GD {
 		steps := make([]int64, ns)
 		for i, t := range res.Times {

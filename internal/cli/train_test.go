@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"github.com/linattn/linattn/output"
-	"gonum.org/v1/gonum/mat"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,8 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linattn/linattn/output"
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/linattn/linattn/flow"
-	"github.com/linattn/linattn/internal/spec"
+	"github.com/linattn/linattn/spec"
 	"github.com/linattn/linattn/train"
 	"github.com/sbinet/npyio/npz"
 )

@@ -1,0 +1,111 @@
+package spec
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/reduced"
+)
+
+// RunGroups are the groups of fields linattn run reads besides the
+// problem's: the solver and the law.
+func RunGroups() []output.Group { return []output.Group{output.GroupSolver, output.GroupLaw} }
+
+// ReadFile reads a spec file, or the sidecar of an earlier output (its
+// meta is not part of the spec), with its relative input paths taken from
+// the file's folder.
+func ReadFile(path string) (*output.Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := output.Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	sp.Rebase(filepath.Dir(path))
+	return sp, nil
+}
+
+// RunSettings returns the flow's settings of the job (-T, -tol, -samples,
+// -grid, -method, -rtol, -atol), with the exact test losses where the layer
+// or the law go beyond the paper's (TestLossesMatter) and a continuous
+// extension of at most an eighth of the available memory (DenseBudget).
+func (j *Job) RunSettings() flow.RunSettings {
+	sp := j.Spec
+	return flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: GridByName(sp.Grid),
+		Method: j.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: DenseBudget(),
+		TestLosses: TestLossesMatter(j.System)}
+}
+
+// GridByName returns the output grid of -grid (drops, lin or log).
+func GridByName(name string) flow.Grid {
+	switch name {
+	case "lin":
+		return flow.GridLinear
+	case "log":
+		return flow.GridLog
+	}
+	return flow.GridDrops
+}
+
+// DenseBudget bounds the continuous extension a run keeps so that its
+// output is sampled from it rather than from a second pass, which gives
+// the same output bit for bit (flow.System.Run): an eighth of the
+// available memory, at least flow.DefaultDenseBytes. A D = 16 power-law run
+// keeps 0.13 GB and D = 32 1.6 GB under Auto; beyond the bound the ROCK4
+// steps are thinned and only runs of explicit steps need the second pass.
+// BDF's runs keep less (flow.BDFKeptStates).
+func DenseBudget() int {
+	return max(flow.DefaultDenseBytes, int(AvailableMemory()/8))
+}
+
+// TestLossesMatter reports whether the layer or the task law go beyond the
+// paper's reduced in-context flow, so that the exact test losses are of
+// interest (and computed by linattn run).
+func TestLossesMatter(s *flow.System) bool {
+	return s.Model.Layer != flow.ReducedLayer || !s.Data.Standard()
+}
+
+// RunArrays returns the arrays linattn run writes for the run tr of the
+// job (output.RunArrays, and the merged model's closed form with white Λ:
+// ClosedFormArrays), so that a rerun of a sidecar writes the same .npz,
+// byte for byte.
+func (j *Job) RunArrays(tr *flow.Trajectory) []export.Array {
+	return append(output.RunArrays(j.System, tr), ClosedFormArrays(j.System, tr.Times, tr.States)...)
+}
+
+// ClosedFormArrays are, for the merged model with white Λ on the paper's
+// task, the closed-form loss σ(t) at the times (reduced.MergedWhite, with
+// s₀ = ‖v(0)‖² of the first state; docs/math.md, "Closed form for the
+// merged model with white covariance"); none otherwise.
+func ClosedFormArrays(s *flow.System, times, states []float64) []export.Array {
+	data, h := s.Data, s.Model.H
+	if s.Model.Kind != flow.Merged || !data.IsWhite() || !data.Standard() {
+		return nil
+	}
+	var s0 float64
+	for _, v := range states[:h] {
+		s0 += v * v
+	}
+	mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
+	cf := make([]float64, len(times))
+	for i, t := range times {
+		var err error
+		if cf[i], err = mw.Loss(t); err != nil {
+			return nil
+		}
+	}
+	return []export.Array{export.Floats(output.LossClosedForm, cf, len(cf))}
+}
+
+// Run integrates the job's flow from its initial state with its settings
+// (RunSettings), as linattn run does.
+func (j *Job) Run(ctx context.Context) (*flow.Trajectory, error) {
+	return j.System.Run(ctx, j.Y0, j.RunSettings())
+}
