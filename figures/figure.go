@@ -198,7 +198,7 @@ func Load(path string, opt Options) (*Figure, error) {
 // Run returns the figure of the run tr of s, as linattn plot draws the
 // output of linattn run: for a Go program after flow.System.Run.
 func Run(s *flow.System, tr *flow.Trajectory, opt Options) (*Figure, error) {
-	return Draw(output.RunFile(s, tr), opt)
+	return Draw(flow.RunFile(s, tr), opt)
 }
 
 // Draw returns the figure of an output read by package output (Open, or

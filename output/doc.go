@@ -12,11 +12,12 @@
 // command's numbers (Meta.Result). A sweep writes one output per run and
 // an index (Index) of them.
 //
-// RunArrays lays out a flow.Trajectory exactly as linattn run writes it, so
-// that a Go program reproduces out/run.npz through the library:
+// It imports neither the flow nor the integrators: flow.RunArrays lays out
+// a flow.Trajectory exactly as linattn run writes it, so that a Go program
+// reproduces out/run.npz through the library:
 //
 //	tr, _ := s.Run(ctx, y0, flow.RunSettings{})
-//	arrays := output.RunArrays(s, tr) // t, loss, v, K, Q, … as in out/run.npz
+//	arrays := flow.RunArrays(s, tr) // t, loss, v, K, Q, … as in out/run.npz
 //
 // In Python:
 //

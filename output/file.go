@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/linattn/linattn/export"
-	"github.com/linattn/linattn/flow"
 )
 
 // File is an output read back: the arrays of FILE.npz and the sidecar
@@ -66,27 +65,10 @@ func (f *File) Command() string {
 	return f.Sidecar.Meta.Command
 }
 
-// RunFile is the output linattn run writes for the run tr of s, in memory:
-// the arrays of RunArrays, and a sidecar whose spec gives the model (model,
-// D, eigs, H, R, tau) and whose meta the problem (ProblemMeta), with
-// command "run". Path is empty.
-func RunFile(s *flow.System, tr *flow.Trajectory) *File {
-	sp := &Spec{Model: "separate", D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
-	if s.Model.Kind == flow.Merged {
-		sp.Model, sp.R = "merged", 0
-	}
-	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau"} {
-		if name != "R" || sp.R > 0 {
-			sp.Mark(name)
-		}
-	}
-	status := "complete"
-	if tr.Status != flow.NotRun {
-		status = tr.Status.String()
-	}
-	side := &Sidecar{Spec: sp, Meta: Meta{Program: Program, Command: "run", Complete: tr.Status != flow.Interrupted && tr.Status != flow.Failed,
-		Status: status, Problem: NewProblemMeta(s)}}
-	arrays := RunArrays(s, tr)
+// NewFile returns an output in memory, as Open returns one from disk:
+// the arrays, and the sidecar, whose Meta.Arrays it fills in. Path is
+// empty.
+func NewFile(side *Sidecar, arrays []export.Array) *File {
 	f := &File{Sidecar: side, read: func(name string) (export.Array, error) {
 		for _, a := range arrays {
 			if a.Name == name {

@@ -28,7 +28,7 @@ const (
 	LossClosedForm = "loss_closed_form"
 )
 
-// Arrays of the task, in every output but a sweep index (DataArrays).
+// Arrays of the task, in every output but a sweep index (law.Data.Arrays).
 const (
 	Covariance = "Lambda"   // (D, D) the covariance Λ of the tokens
 	Eigvals    = "eigvals"  // (D,) its eigenvalues λ_d, decreasing

@@ -188,8 +188,8 @@ func TestRunFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := output.RunFile(s, tr)
-	want := output.RunArrays(s, tr)
+	f := flow.RunFile(s, tr)
+	want := flow.RunArrays(s, tr)
 	if f.Command() != "run" || len(f.Names()) != len(want) || f.Sidecar.Spec.Model != "merged" || f.Sidecar.Spec.Given("R") ||
 		f.Sidecar.Meta.Status != "reached T" || f.Sidecar.Meta.Problem.Nu != 0.1 {
 		t.Errorf("command %q, %d arrays, spec %+v, meta %+v", f.Command(), len(f.Names()), f.Sidecar.Spec, f.Sidecar.Meta)

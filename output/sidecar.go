@@ -5,12 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
-
-	"github.com/linattn/linattn/flow"
-	"github.com/linattn/linattn/ode"
 )
 
 // Program is Meta.Program of every output linattn writes.
@@ -72,18 +68,6 @@ type ProblemMeta struct {
 	StateSize           int       `json:"state_size"`
 }
 
-// NewProblemMeta describes the problem of s.
-func NewProblemMeta(s *flow.System) ProblemMeta {
-	p := ProblemMeta{
-		Eigvals: s.Data.Lambda(), Nu: s.Data.Nu(), Plateaus: s.Data.PlateauLevels(),
-		LStar: s.Data.MinLoss(), ExpressivityLimited: s.ExpressivityLimited, StateSize: s.Len(),
-	}
-	if l := s.MinLoss(); !math.IsNaN(l) {
-		p.LMin = &l
-	}
-	return p
-}
-
 // SolverMeta is the integrator's account of the run.
 type SolverMeta struct {
 	Method    string  `json:"method"`
@@ -105,17 +89,6 @@ type MethodMeta struct {
 	Steps     int    `json:"steps"`
 	Rejected  int    `json:"rejected"`
 	FuncEvals int    `json:"func_evals"`
-}
-
-// NewSolverMeta describes a run with method m at tolerances rtol, atol
-// that did the work st and ended at tEnd.
-func NewSolverMeta(m ode.Method, rtol, atol float64, st ode.Stats, tEnd float64) *SolverMeta {
-	by := make([]MethodMeta, len(st.PerMethod))
-	for i, pm := range st.PerMethod {
-		by[i] = MethodMeta{Method: pm.Name, Steps: pm.Steps, Rejected: pm.Rejected, FuncEvals: pm.FuncEvals}
-	}
-	return &SolverMeta{Method: m.Name(), RTol: rtol, ATol: atol, Steps: st.Steps, FuncEvals: st.FuncEvals,
-		Rejected: st.Rejected, TEnd: tEnd, ByMethod: by, Switches: st.Switches}
 }
 
 // RunResult is Meta.Result of linattn run (its JSON members in order).

@@ -73,11 +73,11 @@ func TestLossesMatter(s *flow.System) bool {
 }
 
 // RunArrays returns the arrays linattn run writes for the run tr of the
-// job (output.RunArrays, and the merged model's closed form with white Λ:
+// job (flow.RunArrays, and the merged model's closed form with white Λ:
 // ClosedFormArrays), so that a rerun of a sidecar writes the same .npz,
 // byte for byte.
 func (j *Job) RunArrays(tr *flow.Trajectory) []export.Array {
-	return append(output.RunArrays(j.System, tr), ClosedFormArrays(j.System, tr.Times, tr.States)...)
+	return append(flow.RunArrays(j.System, tr), ClosedFormArrays(j.System, tr.Times, tr.States)...)
 }
 
 // ClosedFormArrays are, for the merged model with white Λ on the paper's

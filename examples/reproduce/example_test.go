@@ -8,7 +8,6 @@ import (
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
-	"github.com/linattn/linattn/output"
 )
 
 // linattn run's default job through the library: out/run.npz, byte for byte.
@@ -18,7 +17,7 @@ func Example() {
 	y0, _ := s.Init(0.01, 3)
 	tr, _ := s.Run(context.Background(), y0, flow.RunSettings{}) // until converged, 2001 samples
 	h := sha256.New()
-	export.WriteNPZ(h, output.RunArrays(s, tr)) // t, loss, v, K, Q, key_alignment, M, …
+	export.WriteNPZ(h, flow.RunArrays(s, tr)) // t, loss, v, K, Q, key_alignment, M, …
 	fmt.Printf("%v, %d samples, SHA-256 %x\n", tr.Status, len(tr.Times), h.Sum(nil))
 	// Output: converged, 2001 samples, SHA-256 0ec61ff224c43b99431af5d81457cdd9c65945068ec017b2b70d96bdc8cd0b0b
 }

@@ -122,7 +122,7 @@ func TestDefaultRunGolden(t *testing.T) {
 // TestRunArraysRoundTrip: every array of a run's .npz, read back through
 // package output, equals bit for bit what the library computes for the job
 // its sidecar describes (flow.System.Run with the sidecar's settings, laid
-// out by output.RunArrays), and the sidecar records every array's shape.
+// out by flow.RunArrays), and the sidecar records every array's shape.
 func TestRunArraysRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, model := range []string{"separate", "merged"} {
@@ -148,7 +148,7 @@ func TestRunArraysRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := output.RunArrays(job.System, tr)
+		want := flow.RunArrays(job.System, tr)
 		if names := f.Names(); len(names) != len(want) || len(f.Sidecar.Meta.Arrays) != len(want) {
 			t.Errorf("%s: arrays %v, sidecar %v, want %d", model, names, f.Sidecar.Meta.Arrays, len(want))
 		}

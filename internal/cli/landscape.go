@@ -79,7 +79,7 @@ func separateLandscape(e *env, job *spec.Job) error {
 			arrays = append(arrays, alternativeArrays(stab)...)
 		}
 	}
-	arrays = append(arrays, output.DataArrays(data)...)
+	arrays = append(arrays, data.Arrays()...)
 	side := newSidecar(e, job, start)
 	m := &side.Meta
 	m.Complete, m.Status = runErr == nil, "complete"
@@ -282,7 +282,7 @@ func mergedLandscape(e *env, job *spec.Job) error {
 		export.Ints(output.NZero, nzero, k),
 		export.Ints(output.NNegative, nneg, k),
 		export.Floats(output.UnstableRate, rates, k),
-	}, output.DataArrays(s.Data)...)
+	}, s.Data.Arrays()...)
 	side := newSidecar(e, job, start)
 	side.Meta.Complete, side.Meta.Status = true, "complete"
 	err = side.Meta.SetResult(map[string]any{"rows": []string{"zero", "minimum"}, "class_codes": classCodes})

@@ -35,7 +35,7 @@ func version() string {
 func newSidecar(e *env, job *spec.Job, start time.Time) *output.Sidecar {
 	return &output.Sidecar{Spec: job.Spec, Meta: output.Meta{
 		Program: output.Program, Version: version(), Command: e.cmd.Name, Inputs: job.Inputs,
-		WallSeconds: time.Since(start).Seconds(), Problem: output.NewProblemMeta(job.System),
+		WallSeconds: time.Since(start).Seconds(), Problem: job.System.ProblemMeta(),
 	}}
 }
 

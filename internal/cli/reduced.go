@@ -62,7 +62,7 @@ func runReduced(e *env, job *spec.Job) error {
 	if err := side.Meta.SetResult(result); err != nil {
 		return err
 	}
-	if err := e.save(append(arrays, output.DataArrays(s.Data)...), side); err != nil {
+	if err := e.save(append(arrays, s.Data.Arrays()...), side); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, output.SidecarPath(e.out), formatDuration(time.Since(start)))

@@ -203,7 +203,7 @@ func compareTable(s *flow.System, observed []float64, trans []flow.Transition, c
 // test losses, and the comparison.
 func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [2][]float64, c comparison, table []float64) []export.Array {
 	s, sp, ns := job.System, job.Spec, len(res.Times)
-	arrays := output.RunArrays(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
+	arrays := flow.RunArrays(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
 		Transitions: res.Transitions, Plateaus: c.plateaus, TestIWL: test[1]})
 	arrays = append(arrays, spec.ClosedFormArrays(s, res.Times, res.States)...)
 	if sp.GD {
@@ -264,7 +264,7 @@ func (e *env) finishTrain(job *spec.Job, tr *train.Trainer, res *flow.Trajectory
 		m.Error = runErr.Error()
 	}
 	if !sp.GD {
-		m.Solver = output.NewSolverMeta(job.Method, sp.RTol, sp.ATol, res.Stats, res.FinalT)
+		m.Solver = flow.SolverMeta(job.Method, sp.RTol, sp.ATol, res.Stats, res.FinalT)
 	}
 	if err := m.SetResult(trainResult(tr, sp.GD, res, test, c, observed)); err != nil {
 		return err

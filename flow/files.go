@@ -1,0 +1,165 @@
+package flow
+
+import (
+	"math"
+	"slices"
+
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/output"
+)
+
+// What a run writes: the arrays and the sidecar's parts of linattn run
+// (package output owns their names, shapes and files).
+
+// RunArrays lays out the run tr of s as linattn run writes it (out/run.npz):
+// Times, Loss, Values, then Keys, Queries and KeyAlignment (separate model)
+// or KeyQuery (merged), Map, the law (law.Data.Arrays), Transitions and
+// TransitionM; then the full layer's extra blocks (ExtraArrays), the test
+// losses when the run computed them, and the fixed tasks (Tasks) when they
+// entered. Under a task law with fixed tasks Plateaus holds the plateaus
+// read off the run (Trajectory.Plateaus), not the in-context
+// L(M_m). tr.States holds s's states in the original basis, row-major.
+func RunArrays(s *System, tr *Trajectory) []export.Array {
+	nt, n := len(tr.Times), s.Len()
+	d, h, r := s.Dim(), s.Model.H, s.Model.R
+	nr := s.Model.ReducedLen(d)
+	hrd := h * r * d
+	v := make([]float64, 0, nt*h)
+	mOrig := make([]float64, nt*d*d)
+	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
+	if s.Model.Kind == Merged {
+		u = make([]float64, 0, nt*(nr-h))
+	} else {
+		k, q, ka = make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd)
+	}
+	ye := make([]float64, n)
+	for i := 0; i < nt; i++ {
+		y := tr.States[i*n : (i+1)*n]
+		v = append(v, y[:h]...)
+		s.ToEigen(ye, y) // once per sample, for M and the alignment
+		s.MapOfEigenTo(mOrig[i*d*d:(i+1)*d*d], ye)
+		if s.Model.Kind == Merged {
+			u = append(u, y[h:nr]...)
+			continue
+		}
+		k = append(k, y[h:h+hrd]...)
+		q = append(q, y[h+hrd:nr]...)
+		keys, _ := s.AlignmentEigen(ye)
+		ka = append(ka, keys...)
+	}
+	ms := make([]int64, len(tr.Transitions))
+	ts := make([]float64, len(tr.Transitions))
+	for i, tn := range tr.Transitions {
+		ms[i], ts[i] = int64(tn.M), tn.T
+	}
+	arrays := []export.Array{
+		export.Floats(output.Times, tr.Times, nt),
+		export.Floats(output.Loss, tr.Loss, nt),
+		export.Floats(output.Values, v, nt, h),
+	}
+	if s.Model.Kind == Merged {
+		arrays = append(arrays, export.Floats(output.KeyQuery, u, nt, h, d, d))
+	} else {
+		arrays = append(arrays,
+			export.Floats(output.Keys, k, nt, h, r, d),
+			export.Floats(output.Queries, q, nt, h, r, d),
+			export.Floats(output.KeyAlignment, ka, nt, h, r, d))
+	}
+	arrays = append(arrays, export.Floats(output.Map, mOrig, nt, d, d))
+	data := s.Data.Arrays()
+	if !s.Data.Standard() {
+		data[len(data)-1] = export.Floats(output.Plateaus, tr.Plateaus, len(tr.Plateaus))
+	}
+	arrays = append(arrays, data...)
+	arrays = append(arrays,
+		export.Floats(output.Transitions, ts, len(ts)),
+		export.Ints(output.TransitionM, ms, len(ms)))
+	arrays = append(arrays, ExtraArrays(s.Model, d, tr.States, nt)...)
+	if tr.TestICL != nil {
+		arrays = append(arrays, export.Floats(output.TestICL, tr.TestICL, nt), export.Floats(output.TestIWL, tr.TestIWL, nt))
+		if s.Data.HasFixed() {
+			arrays = append(arrays, export.Floats(output.TestIDG, tr.TestIDG, nt))
+		}
+	}
+	if tasks := s.Data.Tasks(); len(tasks.Fixed) > 0 && (!s.Data.InContext() || tr.TestIWL != nil) {
+		arrays = append(arrays, export.Floats(output.Tasks, slices.Concat(tasks.Fixed...), len(tasks.Fixed), d))
+	}
+	return arrays
+}
+
+// ExtraArrays are the extra blocks of a layer in the nt states (model m
+// at dimension d, System's layout): ValueX (nt, H, D, full layer),
+// then LabelKQ (nt, H, D, merged) or KeyLabel (nt, H, R, separate); none
+// for the reduced layer.
+func ExtraArrays(m Model, d int, states []float64, nt int) []export.Array {
+	if m.Layer == ReducedLayer {
+		return nil
+	}
+	n, nr, h := m.StateLen(d), m.ReducedLen(d), m.H
+	nx := 0 // the length of v_x
+	if m.Layer == FullLayer {
+		nx = h * d
+	}
+	vx := make([]float64, 0, nt*nx)
+	other := make([]float64, 0, nt*(n-nr-nx))
+	for i := 0; i < nt; i++ {
+		y := states[i*n : (i+1)*n]
+		vx = append(vx, y[nr:nr+nx]...)
+		other = append(other, y[nr+nx:]...)
+	}
+	var out []export.Array
+	if nx > 0 {
+		out = append(out, export.Floats(output.ValueX, vx, nt, h, d))
+	}
+	if m.Kind == Merged {
+		return append(out, export.Floats(output.LabelKQ, other, nt, h, d))
+	}
+	return append(out, export.Floats(output.KeyLabel, other, nt, h, m.R))
+}
+
+// RunFile is the output linattn run writes for the run tr of s, in memory
+// (output.NewFile): the arrays of RunArrays, and a sidecar whose spec gives
+// the model (model, D, eigs, H, R, tau) and whose meta the problem
+// (ProblemMeta), with command "run".
+func RunFile(s *System, tr *Trajectory) *output.File {
+	sp := &output.Spec{Model: "separate", D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
+	if s.Model.Kind == Merged {
+		sp.Model, sp.R = "merged", 0
+	}
+	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau"} {
+		if name != "R" || sp.R > 0 {
+			sp.Mark(name)
+		}
+	}
+	status := "complete"
+	if tr.Status != NotRun {
+		status = tr.Status.String()
+	}
+	side := &output.Sidecar{Spec: sp, Meta: output.Meta{Program: output.Program, Command: "run", Complete: tr.Status != Interrupted && tr.Status != Failed,
+		Status: status, Problem: s.ProblemMeta()}}
+	return output.NewFile(side, RunArrays(s, tr))
+}
+
+// ProblemMeta describes the problem of s for a sidecar.
+func (s *System) ProblemMeta() output.ProblemMeta {
+	p := output.ProblemMeta{
+		Eigvals: s.Data.Lambda(), Nu: s.Data.Nu(), Plateaus: s.Data.PlateauLevels(),
+		LStar: s.Data.MinLoss(), ExpressivityLimited: s.ExpressivityLimited, StateSize: s.Len(),
+	}
+	if l := s.MinLoss(); !math.IsNaN(l) {
+		p.LMin = &l
+	}
+	return p
+}
+
+// SolverMeta describes for a sidecar a run with method m at tolerances
+// rtol, atol that did the work st and ended at tEnd.
+func SolverMeta(m ode.Method, rtol, atol float64, st ode.Stats, tEnd float64) *output.SolverMeta {
+	by := make([]output.MethodMeta, len(st.PerMethod))
+	for i, pm := range st.PerMethod {
+		by[i] = output.MethodMeta{Method: pm.Name, Steps: pm.Steps, Rejected: pm.Rejected, FuncEvals: pm.FuncEvals}
+	}
+	return &output.SolverMeta{Method: m.Name(), RTol: rtol, ATol: atol, Steps: st.Steps, FuncEvals: st.FuncEvals,
+		Rejected: st.Rejected, TEnd: tEnd, ByMethod: by, Switches: st.Switches}
+}
