@@ -1,6 +1,7 @@
 package figures
 
 import (
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -44,3 +45,6 @@ func (lay *layout) LegendBox() (vg.Rectangle, bool) {
 	}
 	return lay.Legend.Box, true
 }
+
+// Style is the text's style.
+func (t placedText) Style() text.Style { return t.sty }

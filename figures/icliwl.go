@@ -17,8 +17,8 @@ import (
 // training sequences, each with the training loss and the in-context and
 // in-weight test losses. exact are run outputs (linattn run -layer full
 // -icl C, one per c, with their test losses); trained, optional, are
-// training runs on the same problems (linattn train), drawn as thin lines
-// beside them, with a line at their final time. Panels go from c = 1 (0%
+// training runs on the same problems (linattn train), drawn as thin dashed
+// lines beside them, with a line at their final time. Panels go from c = 1 (0%
 // fixed tasks) to c = 0, three to a row.
 func InContextInWeight(exact, trained []string) (*Figure, error) {
 	runs, err := openByICL(exact, false)
@@ -68,7 +68,7 @@ func InContextInWeight(exact, trained []string) (*Figure, error) {
 	}
 	fig.Title = iclIWLTitle(runs[cs[0]])
 	if len(finite) > 0 {
-		fig.Caption = "Thick: the exact population flow until converged. Thin: training on sampled sequences, to the dotted line (the paper's 4001 epochs)."
+		fig.Caption = "Thick, solid: the exact population flow until converged. Thin, dashed: training on sampled sequences, to the dotted line (the paper's 4001 epochs)."
 	}
 	fig.Height = vg.Length(0.8+2.4*float64(len(fig.Grid))) * vg.Inch
 	fig.MinWidth, fig.MinHeight = 6*vg.Inch, vg.Length(1+2*float64(len(fig.Grid)))*vg.Inch
@@ -122,9 +122,9 @@ func iclIWLPanel(exact, trained *file, c float64) (*Panel, Range, error) {
 			x, y, _ := onAxis(t, y, true)
 			label := labels[k]
 			if thin {
-				label += fmt.Sprintf(" (P = %d)", f.spec.P)
+				label = "" // the colours say which loss; the legend's last two entries which kind
 			}
-			p.Curves = append(p.Curves, Curve{Label: label, X: x, Y: y, Color: []color.Color{black, okabeIto[2], okabeIto[4]}[k], Thin: thin})
+			p.Curves = append(p.Curves, Curve{Label: label, X: x, Y: y, Color: []color.Color{black, okabeIto[2], okabeIto[4]}[k], Thin: thin, Dashed: thin})
 		}
 		lo, hi := dataRange(true, t)
 		return Range{lo, hi}, nil
@@ -137,6 +137,10 @@ func iclIWLPanel(exact, trained *file, c float64) (*Panel, Range, error) {
 	if err != nil {
 		return nil, r, err
 	}
+	// The two kinds of line, as legend entries of their own, in grey: the
+	// colours are the losses'.
+	p.Curves = append(p.Curves, Curve{Label: "exact flow", Color: refGray},
+		Curve{Label: fmt.Sprintf("sampled, P = %d", trained.spec.P), Color: refGray, Thin: true, Dashed: true})
 	p.VLines = append(p.VLines, RefLine{Value: tr.Max})
 	return p, Range{math.Min(r.Min, tr.Min), math.Max(r.Max, tr.Max)}, nil
 }

@@ -10,6 +10,10 @@ import (
 
 	"github.com/linattn/linattn/figures"
 
+	xfont "golang.org/x/image/font"
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -35,6 +39,8 @@ func writeLayoutOutputs(t *testing.T, dir string) {
 	}
 	for _, args := range [][]string{
 		{"run", "-o", p("run.npz")},
+		{"run", "-spectrum", "power:1", "-D", "16", "-o", p("run16.npz")},
+		{"run", "-layer", "full", "-icl", "0.5", "-tasks", "4", "-o", p("full.npz")},
 		{"run", "-model", "merged", "-white", "1", "-D", "4", "-H", "8", "-balanced", "-o", p("merged.npz")},
 		{"train", "-P", "2000", "-steps", "4000", "-samples", "201", "-o", p("train.npz")},
 		{"train", "-model", "merged", "-H", "8", "-white", "0.25", "-D", "4", "-icl", "0", "-P", "2000", "-lr", "0.5", "-steps", "4000", "-samples", "201", "-o", p("train_merged.npz")},
@@ -52,6 +58,8 @@ var layoutCases = []layoutCase{
 	{name: "run", file: "run.npz", sizes: [][2]float64{{7, 4}}},
 	{name: "run lin", file: "run.npz", opt: figures.Options{XScale: "lin"}, sizes: [][2]float64{{7, 4}}},
 	{name: "run merged", file: "merged.npz"},
+	{name: "run D = 16", file: "run16.npz", sizes: [][2]float64{{9, 11}}},
+	{name: "run full layer", file: "full.npz"},
 	{name: "pcr", file: "run.npz", opt: figures.Options{View: "pcr"}},
 	{name: "train", file: "train.npz"},
 	{name: "train merged", file: "train_merged.npz"},
@@ -73,7 +81,9 @@ var layoutCases = []layoutCase{
 // by eye: every text (title, caption, panel titles, axis labels, tick
 // labels, the labels of reference lines and points) and every legend lies
 // on the canvas, none overlaps another, and none touches a drawn point of
-// the data (curves, markers, error bars, bands, heat maps).
+// the data (curves, markers, error bars, bands, heat maps); each label
+// names its own line or point (labelProblems); two subscript digits stand
+// as close as full-size digits (subscriptProblems).
 func TestLayoutCoversNoData(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -87,7 +97,8 @@ func TestLayoutCoversNoData(t *testing.T) {
 		for _, s := range sizes {
 			lay := figures.LayoutOf(fig, s)
 			name := fmt.Sprintf("%s at %.3gx%.3g in", lc.name, (lay.Canvas.Max.X-lay.Canvas.Min.X)/vg.Inch, (lay.Canvas.Max.Y-lay.Canvas.Min.Y)/vg.Inch)
-			for _, problem := range layoutProblems(lay) {
+			problems := append(layoutProblems(lay), labelProblems(lay)...)
+			for _, problem := range append(problems, subscriptProblems(lay)...) {
 				t.Errorf("%s: %s", name, problem)
 			}
 		}
@@ -288,6 +299,134 @@ func TestLayoutProblemsFindsThem(t *testing.T) {
 		got := strings.Join(layoutProblems(lay), "; ")
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("texts at %v: problems %q, want %q", tc.texts[0].Box, got, tc.want)
+		}
+	}
+}
+
+// labelProblems lists the labels that do not name their own line or
+// point unambiguously: a line label whose centre is more than three
+// quarters of its height from its line (the "m = 2" of a D = 32 run once
+// sat 0.28 in loss above its line), a point label nearer to another
+// marker of its panel than 1/1.5 of the distance to its own (a t_m beside
+// a crowd of drops).
+func labelProblems(lay *figures.Layout) []string {
+	var out []string
+	for i, pp := range lay.Panels {
+		var marks []vg.Point
+		for _, m := range pp.Ink.Marks {
+			marks = append(marks, vg.Point{X: (m.Min.X + m.Max.X) / 2, Y: (m.Min.Y + m.Max.Y) / 2})
+		}
+		for _, tx := range pp.Texts {
+			if tx.Anchor == nil {
+				continue
+			}
+			a, b := *tx.Anchor, tx.Box
+			switch tx.Kind {
+			case "line label":
+				h := b.Max.Y - b.Min.Y
+				if d := math.Abs(float64((b.Min.Y+b.Max.Y)/2 - a.Y)); d > float64(0.75*h)+0.25 {
+					out = append(out, fmt.Sprintf("line label %q (panel %d) is %.3g pt from its line, more than 3/4 of its height %.3g", tx.Text, i, d, h))
+				}
+			case "point label":
+				own := rectDistance(b, a)
+				for _, m := range marks {
+					if d := rectDistance(b, m); math.Hypot(float64(m.X-a.X), float64(m.Y-a.Y)) > 0.5 && d < own*1.5-0.01 {
+						out = append(out, fmt.Sprintf("point label %q (panel %d) is %.3g pt from its marker and %.3g from another at %v", tx.Text, i, own, d, m))
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// rectDistance is the distance from p to the rectangle r.
+func rectDistance(r vg.Rectangle, p vg.Point) float64 {
+	dx := math.Max(math.Max(float64(r.Min.X-p.X), 0), float64(p.X-r.Max.X))
+	dy := math.Max(math.Max(float64(r.Min.Y-p.Y), 0), float64(p.Y-r.Max.Y))
+	return math.Hypot(dx, dy)
+}
+
+// subscriptProblems lists the texts with two subscript digits in a row
+// (t₁₀, e₁₁) whose ink stands further apart than that of the same two
+// full-size digits at the text's size: the gap between the glyphs' ink,
+// their advance less the right side of the first and plus the left side
+// of the second (Liberation Sans's metrics, through gonum's font cache),
+// plus the kerning the text's box has beyond the plain width (the box's
+// width less text.Plain's, for a text with one such pair).
+func subscriptProblems(lay *figures.Layout) []string {
+	var out []string
+	check := func(tx figures.PlacedText) {
+		rs := []rune(tx.Text)
+		var pairs [][2]rune
+		for k := 1; k < len(rs); k++ {
+			if isSub(rs[k-1]) && isSub(rs[k]) {
+				pairs = append(pairs, [2]rune{rs[k-1], rs[k]})
+			}
+		}
+		if len(pairs) != 1 || tx.Style().Rotation != 0 {
+			return
+		}
+		sty := tx.Style()
+		face := font.DefaultCache.Lookup(sty.Font, sty.Font.Size)
+		kern := (tx.Box.Max.X - tx.Box.Min.X) - face.Width(tx.Text)
+		a, b := pairs[0][0], pairs[0][1]
+		sub := inkGap(face, a, b) + kern
+		full := inkGap(face, a-'₀'+'0', b-'₀'+'0')
+		if sub > full+0.01 {
+			out = append(out, fmt.Sprintf("%s %q: its subscripts stand %.3g pt apart, full-size digits %.3g", tx.Kind, tx.Text, sub, full))
+		}
+	}
+	add := func(ts []figures.PlacedText) {
+		for _, tx := range ts {
+			check(tx)
+		}
+	}
+	add(lay.Title)
+	add(lay.Caption)
+	for _, pp := range lay.Panels {
+		add(pp.Texts)
+	}
+	return out
+}
+
+func isSub(r rune) bool { return r >= '₀' && r <= '₉' }
+
+// inkGap is the gap between the ink of the glyphs a and b set one after
+// the other with the face's advances.
+func inkGap(face font.Face, a, b rune) vg.Length {
+	var buf sfnt.Buffer
+	ppem := fixed.Int26_6(face.Face.UnitsPerEm())
+	metrics := func(r rune) (lo, hi, adv float64) {
+		idx, _ := face.Face.GlyphIndex(&buf, r)
+		bounds, advance, _ := face.Face.GlyphBounds(&buf, idx, ppem, xfont.HintingNone)
+		return float64(bounds.Min.X), float64(bounds.Max.X), float64(advance)
+	}
+	_, hiA, advA := metrics(a)
+	loB, _, _ := metrics(b)
+	return vg.Length((advA-hiA+loB)/float64(ppem)) * face.Font.Size
+}
+
+// TestRunFigureShowsFirstPlateau: on a log time axis the run figure shows
+// a decade of the first plateau before the first drop t₁ (the drops grid
+// samples it from t₁/10 or before: flow's TestDropsGridSamplesFirstPlateau),
+// for the paper's example, λ_d ∝ 1/d at D = 16 and the separate full layer
+// under fixed tasks.
+func TestRunFigureShowsFirstPlateau(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, args := range map[string][]string{
+		"run.npz":  {"run"},
+		"d16.npz":  {"run", "-spectrum", "power:1", "-D", "16"},
+		"full.npz": {"run", "-layer", "full", "-icl", "0.5", "-tasks", "4"},
+	} {
+		out := filepath.Join(dir, name)
+		linattn(t, 0, append(args, "-o", out)...)
+		t1 := arrays(t, out)["transitions"].Float[0]
+		x := load(t, out, figures.Options{}).Grid[0][0].XRange
+		if x.Min > t1/10 {
+			t.Errorf("%v: the time axis starts at %.4g, after t₁/10 = %.4g", args, x.Min, t1/10)
 		}
 	}
 }

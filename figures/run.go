@@ -113,6 +113,12 @@ func runFigure(f *file, opt Options) (*Figure, error) {
 	fig.Heights = append([]float64{1.5}, slices.Repeat([]float64{1}, len(panels)-1)...)
 	fig.Height = vg.Length(0.9+1.45*float64(len(panels))) * vg.Inch
 	fig.MinHeight = minHeight(len(panels))
+	if vPanel.Legend == Outside {
+		// A long legend beside its panel, as at the default width: set
+		// above a narrower one it would leave the panel too short for its
+		// axis label.
+		fig.MinWidth = max(fig.MinWidth, columnWidth)
+	}
 	_, _, n := onAxis(rd.t, rd.loss, log)
 	fig.addNote(droppedNote(n))
 	if held {
@@ -363,7 +369,12 @@ func learnedHeads(rd *runData) []head {
 func valuePanel(rd *runData, heads []head, log bool) *Panel {
 	p := &Panel{YLabel: "value weight vᵢ"}
 	dormant := false
-	for _, hd := range byEigenvector(heads) {
+	named := namesEigenvectors(rd, heads)
+	order := heads // by head, when the legend does not name eigenvectors
+	if named {
+		order = byEigenvector(heads)
+	}
+	for _, hd := range order {
 		t, v, _ := onAxis(rd.t, column(rd.v, rd.h, hd.index), log)
 		c := Curve{X: t, Y: v, Color: hd.color}
 		switch {
@@ -373,6 +384,8 @@ func valuePanel(rd *runData, heads []head, log bool) *Panel {
 			if !dormant {
 				c.Label, dormant = "dormant heads", true
 			}
+		case !named:
+			c.Label = fmt.Sprintf("head %d", hd.index+1)
 		default:
 			c.Label = fmt.Sprintf("%s: head %d", eigenvectorList(hd.learned), hd.index+1)
 		}
@@ -388,6 +401,29 @@ func valuePanel(rd *runData, heads []head, log bool) *Panel {
 		}
 	}
 	return p
+}
+
+// namesEigenvectors reports whether the legend may name the heads by the
+// eigenvectors they learned: in context, where each learning head learns
+// its own (paper section sec:attnS), and only when no two heads claim the
+// same. Under fixed tasks the heads learn the tasks too, and the
+// eigenvector a key aligns with best does not say what the head learned.
+func namesEigenvectors(rd *runData, heads []head) bool {
+	if rd.fixed {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, hd := range heads {
+		if hd.learned == nil {
+			continue
+		}
+		key := fmt.Sprint(hd.learned)
+		if seen[key] {
+			return false
+		}
+		seen[key] = true
+	}
+	return true
 }
 
 // byEigenvector orders the heads by the first eigenvector they learned,

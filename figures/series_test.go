@@ -70,31 +70,31 @@ func TestSimplify(t *testing.T) {
 // [0, 200]: 71, 72 and 80 overlap in a chain and stack around their mean
 // 74.33 (64.33 … 84.33); 95 and 100 stack around 97.5 (92.5, 102.5), which
 // overlaps 84.33 + 10, so all five stack around their mean 83.6, from 63.6
-// by 10. In [60, 90] only three fit: the lowest, the highest and the
-// middle one, stacked from the bottom of the range.
+// by 10, each within 7.5 (maxShift) of its line. In [60, 90] they do not
+// all fit: the lowest stays at 71, the highest at 85 (clamped to the range
+// less half a label), and the others, within 10 of those, are left out.
+// Levels crowded at the bottom, as a long run's late plateaus (100, 80,
+// 60, then 30, 27, 24, 21, 18), would stack up to 20 from their lines: the
+// labels kept stay at their lines (18, 100, 80, 60, 30), the others out.
 func TestSpread(t *testing.T) {
 	t.Parallel()
-	want := []vg.Length{95, 100, 72, 80, 71}
-	got := spread(want, 10, 0, 200)
-	exp := []vg.Length{93.6, 103.6, 73.6, 83.6, 63.6}
-	for i := range exp {
-		if math.Abs(float64(got[i]-exp[i])) > 1e-3 {
-			t.Fatalf("spread %v, want %v", got, exp)
+	nan := vg.Length(math.NaN())
+	for _, tc := range []struct {
+		want, exp []vg.Length
+		lo, hi    vg.Length
+	}{
+		{[]vg.Length{95, 100, 72, 80, 71}, []vg.Length{93.6, 103.6, 73.6, 83.6, 63.6}, 0, 200},
+		{[]vg.Length{95, 100, 72, 80, 71}, []vg.Length{nan, 85, nan, nan, 71}, 60, 90},
+		{[]vg.Length{100, 80, 60, 30, 27, 24, 21, 18}, []vg.Length{100, 80, 60, 30, nan, nan, nan, 18}, 0, 200},
+	} {
+		got := spread(tc.want, 10, tc.lo, tc.hi)
+		for i := range tc.exp {
+			e, g := float64(tc.exp[i]), float64(got[i])
+			if math.IsNaN(e) != math.IsNaN(g) || math.Abs(g-e) > 1e-3 {
+				t.Errorf("spread(%v) in [%v, %v] = %v, want %v", tc.want, tc.lo, tc.hi, got, tc.exp)
+				break
+			}
 		}
-	}
-	got = spread(want, 10, 60, 90)
-	kept := 0
-	for i, y := range got {
-		if math.IsNaN(float64(y)) {
-			continue
-		}
-		kept++
-		if y < 65 || y > 85 {
-			t.Errorf("label %d at %v, outside [65, 85]", i, y)
-		}
-	}
-	if kept != 3 || math.IsNaN(float64(got[1])) || math.IsNaN(float64(got[4])) {
-		t.Errorf("kept %v, want three with the highest and the lowest", got)
 	}
 }
 

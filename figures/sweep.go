@@ -39,6 +39,7 @@ type sweepData struct {
 	runs               []sweepRun
 	median             bool
 	dropsOnly          bool     // the runs are of linattn reduced: the drop times alone
+	byOrder            bool     // drops are numbered by order, not by m (numberDrops)
 	replicates, hidden []string // fields summarized over, and those not told apart
 }
 
@@ -151,7 +152,29 @@ func readSweep(f *file, opt Options) (*sweepData, error) {
 		}
 		sd.runs = append(sd.runs, r)
 	}
+	sd.numberDrops()
 	return sd, nil
+}
+
+// numberDrops numbers the drops of every run by their order when some run
+// has fixed tasks: there a drop's m counts drops read off the run, while
+// in context it counts the eigenvectors learned (the merged model's one
+// drop is m = D), so the same first drop would be m = D in one run and
+// m = 1 in the next (docs/math.md, "Plateaus and drops without theory").
+func (sd *sweepData) numberDrops() {
+	for _, r := range sd.runs {
+		if r.file != nil && r.file.spec.Given("icl") && r.file.spec.ICL < 1 {
+			sd.byOrder = true
+		}
+	}
+	if !sd.byOrder {
+		return
+	}
+	for i := range sd.runs {
+		for k := range sd.runs[i].transM {
+			sd.runs[i].transM[k] = int64(k + 1)
+		}
+	}
 }
 
 // assign gives the swept fields their parts: -by splits the panels (with

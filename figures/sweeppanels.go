@@ -271,6 +271,9 @@ func (sd *sweepData) dropPoints(cats, ngroups, maxM int, group func(sweepRun) in
 			pts[m][g] = groupMarker(g, ordered(m, maxM))
 		}
 		pts[m][0].Label = "m = " + fmt.Sprint(m+1)
+		if sd.byOrder {
+			pts[m][0].Label = ordinal(m+1) + " drop"
+		}
 	}
 	slot := 0.7 / float64(ngroups)
 	center := func(cat, g int) float64 { return float64(cat) + (float64(g)-float64(ngroups-1)/2)*slot }
@@ -346,4 +349,19 @@ func concat(xs [][]float64) []float64 {
 		out = append(out, x...)
 	}
 	return out
+}
+
+// ordinal writes n ≥ 1 as 1st, 2nd, 3rd, 4th, ….
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprint(n) + suffix
 }

@@ -21,8 +21,12 @@ type placedText struct {
 	Kind string
 	Text string
 	Box  vg.Rectangle
-	at   vg.Point
-	sty  text.Style
+	// Anchor is what a line or point label names: the point where its
+	// line meets the data area's right edge, or its marker; nil for other
+	// texts.
+	Anchor *vg.Point
+	at     vg.Point
+	sty    text.Style
 }
 
 func newText(kind, s string, sty text.Style, at vg.Point) placedText {
@@ -119,17 +123,22 @@ func (pp *panelLayout) placeLineLabels() {
 	at := spread(want, h, pp.data.Min.Y, pp.data.Max.Y+h/2)
 	for i, l := range labels {
 		if !math.IsNaN(float64(at[i])) {
-			pp.Texts = append(pp.Texts, newText("line label", l.Label, sty, vg.Point{X: pp.data.Max.X + 3, Y: at[i]}))
+			t := newText("line label", l.Label, sty, vg.Point{X: pp.data.Max.X + 3, Y: at[i]})
+			t.Anchor = &vg.Point{X: pp.data.Max.X, Y: want[i]}
+			pp.Texts = append(pp.Texts, t)
 		}
 	}
 }
 
 // spread places labels of height h, centred as near as it can to the
-// heights want, so that none overlaps another, within [lo, hi]: labels
-// that would overlap are stacked in a group centred on the mean of their
-// heights (the 1-D label placement of Tufte-style direct labelling). When
-// not all fit, an evenly spread subset is kept, always the lowest and the
-// highest; the others are NaN.
+// heights want, so that none overlaps another, within [lo, hi]. When all
+// fit within maxShift of their heights, labels that would overlap are
+// stacked in a group centred on the mean of their heights (the 1-D label
+// placement of Tufte-style direct labelling). Otherwise each label kept
+// sits at its own height (clamped to the range), and a label within h of
+// one kept before it is left out (NaN): first the lowest and the highest,
+// then from the top down, where levels are far apart (the first plateaus
+// of a run) — a label far from its line would name the wrong one.
 func spread(want []vg.Length, h, lo, hi vg.Length) []vg.Length {
 	n := len(want)
 	order := make([]int, n)
@@ -137,35 +146,49 @@ func spread(want []vg.Length, h, lo, hi vg.Length) []vg.Length {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return want[order[a]] < want[order[b]] })
-	keep := n
-	if fit := int((hi - lo) / h); fit < n {
-		keep = max(fit, min(n, 1))
+	out := make([]vg.Length, n)
+	if n == 0 {
+		return out
 	}
-	chosen := order
-	if keep < n {
-		chosen = nil
-		for k := 0; k < keep; k++ {
-			pos := 0
-			if keep > 1 {
-				pos = int(math.Round(float64(k) * float64(n-1) / float64(keep-1)))
-			}
-			chosen = append(chosen, order[pos])
+	if vg.Length(n)*h <= hi-lo {
+		ys := make([]vg.Length, n)
+		for k, i := range order {
+			ys[k] = want[i]
+		}
+		ys = stack(ys, h, lo, hi)
+		fits := true
+		for k, i := range order {
+			out[i] = ys[k]
+			fits = fits && math.Abs(float64(ys[k]-want[i])) <= float64(maxShift*h)
+		}
+		if fits {
+			return out
 		}
 	}
-	ys := make([]vg.Length, len(chosen))
-	for k, i := range chosen {
-		ys[k] = want[i]
-	}
-	ys = stack(ys, h, lo, hi)
-	out := make([]vg.Length, n)
 	for i := range out {
 		out[i] = vg.Length(math.NaN())
 	}
-	for k, i := range chosen {
-		out[i] = ys[k]
+	clamp := func(y vg.Length) vg.Length { return max(min(y, hi-h/2), lo+h/2) }
+	var kept []vg.Length
+	try := func(i int) {
+		y := clamp(want[i])
+		for _, k := range kept {
+			if math.Abs(float64(y-k)) < float64(h) {
+				return
+			}
+		}
+		kept, out[i] = append(kept, y), y
+	}
+	try(order[0])
+	for k := n - 1; k > 0; k-- {
+		try(order[k])
 	}
 	return out
 }
+
+// maxShift is how far, in label heights, spread may move a label from its
+// line when it stacks them all.
+const maxShift = 0.75
 
 // stack moves the increasing centres ys apart to at least h, each group
 // of touching labels centred on the mean of its wanted centres and kept
@@ -203,11 +226,20 @@ func stack(ys []vg.Length, h, lo, hi vg.Length) []vg.Length {
 }
 
 // placePointLabels writes each point's text beside it, at the first of
-// eight places around the marker where it stays in the data area and
-// touches no ink, no other text and no legend; a text with no free place
-// is left out.
+// eight places around the marker where it stays in the data area, touches
+// no ink, no other text and no legend, and is nearer its own marker than
+// any other (by a factor nearOwn); a text with no such place is left out,
+// as one that could be read as another marker's would mislead.
 func (pp *panelLayout) placePointLabels() {
 	tx, ty := pp.pl.Transforms(&pp.data)
+	var marks []vg.Point
+	for _, pts := range pp.p.Points {
+		for i := range pts.X {
+			if usable(pp.p, pts.X[i], pts.Y[i]) {
+				marks = append(marks, vg.Point{X: tx(pts.X[i]), Y: ty(pts.Y[i])})
+			}
+		}
+	}
 	for _, pts := range pp.p.Points {
 		sty := textStyle(noteSize)
 		sty.Color = pts.Color
@@ -221,13 +253,38 @@ func (pp *panelLayout) placePointLabels() {
 				sty.XAlign = draw.XAlignment(-(1 - off[0]) / 2)
 				sty.YAlign = draw.YAlignment(-(1 - off[1]) / 2)
 				t := newText("point label", s, sty, vg.Point{X: c.X + off[0]*d, Y: c.Y + off[1]*d})
-				if pp.free(t.Box) {
+				t.Anchor = &vg.Point{X: c.X, Y: c.Y}
+				if pp.free(t.Box) && ownNearest(t.Box, c, marks) {
 					pp.Texts = append(pp.Texts, t)
 					break
 				}
 			}
 		}
 	}
+}
+
+// nearOwn is how much nearer a point label must be to its own marker than
+// to any other.
+const nearOwn = 1.5
+
+// ownNearest reports whether the box r is nearer own than any other of
+// marks by the factor nearOwn.
+func ownNearest(r vg.Rectangle, own vg.Point, marks []vg.Point) bool {
+	d := boxDistance(r, own)
+	for _, m := range marks {
+		if m != own && boxDistance(r, m) < nearOwn*d {
+			return false
+		}
+	}
+	return true
+}
+
+// boxDistance is the distance from the point p to the rectangle r (0
+// inside it).
+func boxDistance(r vg.Rectangle, p vg.Point) vg.Length {
+	dx := max(r.Min.X-p.X, 0, p.X-r.Max.X)
+	dy := max(r.Min.Y-p.Y, 0, p.Y-r.Max.Y)
+	return vg.Length(math.Hypot(float64(dx), float64(dy)))
 }
 
 // free reports whether the box r lies in the data area clear of the ink,

@@ -82,7 +82,8 @@ func (u unlabelled) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // powerText is a text handler that draws "B^E" as B with E superscript,
-// smaller and raised, and other text as text.Plain does. Tick labels need
+// smaller and raised, two subscript digits in a row kerned (drawKerned),
+// and other text as text.Plain does. Tick labels need
 // it: gonum's LaTeX handler has no superscripts, and Liberation Sans lacks
 // the superscript 0, 9 and minus.
 type powerText struct{ text.Plain }
@@ -95,7 +96,11 @@ const (
 func (h powerText) Box(txt string, fnt font.Font) (width, height, depth vg.Length) {
 	base, exp, ok := strings.Cut(txt, "^")
 	if !ok {
-		return h.Plain.Box(txt, fnt)
+		width, height, depth = h.Plain.Box(txt, fnt)
+		if hasSubPair(txt) {
+			width = kernedWidth(h.Fonts.Lookup(fnt, fnt.Size), txt)
+		}
+		return width, height, depth
 	}
 	big := h.Fonts.Lookup(fnt, fnt.Size)
 	small := h.Fonts.Lookup(fnt, fnt.Size*supScale)
@@ -107,6 +112,10 @@ func (h powerText) Box(txt string, fnt font.Font) (width, height, depth vg.Lengt
 
 func (h powerText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
 	base, exp, ok := strings.Cut(txt, "^")
+	if !ok && hasSubPair(txt) {
+		drawKerned(h.Plain, c, txt, sty, pt)
+		return
+	}
 	if !ok || sty.Rotation != 0 {
 		h.Plain.Draw(c, txt, sty, pt)
 		return

@@ -32,15 +32,29 @@ func LogGrid(tmin, t float64, n int) []float64 {
 // times from it.
 type LossPath struct{ T, Loss []float64 }
 
-// DropsGrid returns S ≥ 4 times: ⌊S/2⌋ equally spaced from 0 to T, and the
-// others where the loss crosses equally spaced levels between L(0) and L(T),
-// found by linear interpolation between accepted steps. The loss-spaced
-// times gather in the drops, so every drop is sampled in proportion to its
-// height, however short it is.
+// DropsGrid returns S ≥ 4 times: equally spaced in time from 0 to T
+// (⌊S/4⌋ of them, ⌊S/2⌋ below S = 12), log-spaced from t_f/10 to T
+// (⌊S/4⌋ from S = 12: FirstPlateauEnd), and the others where the loss
+// crosses equally spaced levels between L(0) and L(T), found by linear
+// interpolation between accepted steps. The loss-spaced times gather in
+// the drops, so every drop is sampled in proportion to its height,
+// however short it is; the log-spaced ones sample every plateau in
+// proportion to its length on a log time axis, the first one over a decade
+// before the loss starts to fall, however small that time is against T
+// (at D = 32 the first drop comes at T/6700).
 func DropsGrid(T float64, S int, path LossPath) []float64 {
-	nLin := S / 2
-	nLoss := S - nLin
+	nLin, nLog := S/2, 0
+	if S >= 12 {
+		nLin, nLog = S/4, S/4
+	}
+	nLoss := S - nLin - nLog
 	times := LinearGrid(T, nLin)
+	if nLog > 0 {
+		// nLog of the nLog+1 log-spaced times from lo to T: T is the
+		// linear grid's.
+		lo := max(FirstPlateauEnd(path)/10, T*1e-6)
+		times = append(times, LogGrid(lo, T, nLog+1)[1:nLog+1]...)
+	}
 	l0, l1 := path.Loss[0], path.Loss[len(path.Loss)-1]
 	j := 0
 	for k := 1; k <= nLoss; k++ {
@@ -66,6 +80,25 @@ func DropsGrid(T float64, S int, path LossPath) []float64 {
 		}
 	}
 	return out
+}
+
+// FirstPlateauEnd returns t_f, the first time on path at which the loss
+// has fallen by 1% of its whole fall L(0) − L(T): the end of the first
+// plateau, found by linear interpolation between accepted steps; 0 when the
+// loss does not fall.
+func FirstPlateauEnd(path LossPath) float64 {
+	l0, l1 := path.Loss[0], path.Loss[len(path.Loss)-1]
+	if !(l0 > l1) {
+		return 0
+	}
+	level := l0 - 0.01*(l0-l1)
+	for j := 1; j < len(path.T); j++ {
+		if b := path.Loss[j]; b <= level {
+			a := path.Loss[j-1]
+			return path.T[j-1] + (path.T[j]-path.T[j-1])*(a-level)/(a-b)
+		}
+	}
+	return path.T[len(path.T)-1]
 }
 
 // ObservedPlateaus returns, for m = 0 … the last plateau reached, the loss

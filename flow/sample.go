@@ -45,8 +45,9 @@ const bdfMinSamples = 64
 type Grid int
 
 const (
-	// GridDrops places ⌊S/2⌋ times equally spaced from 0 to T and the
-	// others equally spaced in loss (DropsGrid), so that every drop is
+	// GridDrops places ⌊S/4⌋ times equally spaced from 0 to T, ⌊S/4⌋
+	// log-spaced from a tenth of the first plateau's end and the others
+	// equally spaced in loss (DropsGrid), so that every drop is
 	// sampled however short it is; below S = 4 it is GridLinear.
 	GridDrops Grid = iota
 	// GridLinear places S equally spaced times from 0 to T (LinearGrid).

@@ -167,7 +167,7 @@ var fields = []Field{
 		ptr: func(s *Spec) any { return &s.Tol }},
 	{Name: "samples", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "number S ≥ 2 of output times (default 2001)",
 		ptr: func(s *Spec) any { return &s.Samples }},
-	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/2⌋ points equally spaced in time from 0 to T, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
+	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/4⌋ points equally spaced in time from 0 to T, ⌊S/4⌋ log-spaced from t_f/10 to T, t_f when the loss has fallen by 1%, which shows the first plateau, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
 		ptr: func(s *Spec) any { return &s.Grid }},
 	{Name: "method", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), bdf (variable-order BDF, Newton–Krylov with the flow's block preconditioner, or a dense Cholesky/LU of the full layer), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5 (default: bdf for the separate model from D = 16 and for the full layer with -icl below 1, else auto)",
 		ptr: func(s *Spec) any { return &s.Method }},

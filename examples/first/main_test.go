@@ -23,9 +23,9 @@ func TestFirst(t *testing.T) {
 	want := `converged, final loss 0.1359959356
 [drop 1 at t = 2754.04 (L = 0.82029) drop 2 at t = 5836.91 (L = 0.508976) drop 3 at t = 6251.45 (L = 0.293588) drop 4 at t = 28381.4 (L = 0.1729)]
 t =     0.0  loss 1.000000
-t =  2759.1  loss 0.648939
-t =  6245.0  loss 0.327029
-t = 16663.1  loss 0.209805
+t =  2753.8  loss 0.829889
+t =  5836.7  loss 0.512954
+t = 10746.4  loss 0.209805
 t = 28504.2  loss 0.135996
 `
 	if string(got) != want {

@@ -19,5 +19,5 @@ func Example() {
 	h := sha256.New()
 	export.WriteNPZ(h, flow.RunArrays(s, tr)) // t, loss, v, K, Q, key_alignment, M, …
 	fmt.Printf("%v, %d samples, SHA-256 %x\n", tr.Status, len(tr.Times), h.Sum(nil))
-	// Output: converged, 2001 samples, SHA-256 0ec61ff224c43b99431af5d81457cdd9c65945068ec017b2b70d96bdc8cd0b0b
+	// Output: converged, 2001 samples, SHA-256 5d8e597ed27a1e3897ac9960242adc90e746193f6968b200854178c3ba565205
 }

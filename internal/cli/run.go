@@ -159,6 +159,14 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 			s.Model.R*s.Model.H, s.Model.R*s.Model.H, s.Model.R*s.Model.H)
 	}
 	printPlateaus(w, s, observed)
+	if k := len(observed); k > 0 && k < len(tr.Transitions)+1 {
+		end := tr.FinalT
+		if k < len(tr.Transitions) {
+			end = tr.Transitions[k].T
+		}
+		fmt.Fprintf(w, "note: the output times read the plateaus up to m = %d only: the next, from t = %.6g to %.6g, is shorter than their spacing (more -samples read it)\n",
+			plateauIndex(s, k-1), tr.Transitions[k-1].T, end)
+	}
 	if len(tr.Transitions) > 0 {
 		fmt.Fprintf(w, "\n%-8s %-14s %-14s %s\n", "drop", "t_m observed", "t_m predicted", predictionNote(s))
 		missing := false

@@ -87,3 +87,22 @@ func TestUsageLinesListFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryUnreadPlateau: with too few output times for a short plateau
+// (the paper's example with 12: the last plateau, from t₄ = 28381.4 to the
+// end of the run at 28504.2, holds no two of them), the table stops at the
+// last plateau read and a note says which one follows and how to read it,
+// rather than ending in silence.
+func TestSummaryUnreadPlateau(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "run.npz")
+	code, stdout, stderr := runCLI(t, "run", "-q", "-samples", "12", "-o", out)
+	want := "note: the output times read the plateaus up to m = 3 only: the next, from t = 28381.4 to 28504.2, is shorter than their spacing (more -samples read it)"
+	if code != 0 || !strings.Contains(stdout, want) || strings.Contains(stdout, "m=4      0.13599507") {
+		t.Errorf("exit %d (%s); want %q and no m = 4 row in\n%s", code, stderr, want, stdout)
+	}
+	_, stdout, _ = runCLI(t, "run", "-q", "-o", out)
+	if strings.Contains(stdout, "note: the output times read") {
+		t.Errorf("the default run reads every plateau, yet:\n%s", stdout)
+	}
+}
