@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/linattn/linattn/law"
 )
 
 // TestDropsGrid: on a loss path that falls linearly from 1 to 0 between
@@ -97,8 +99,7 @@ var longRun = flag.Bool("grid.long", false, "TestDropsGridSamplesFirstPlateau: r
 // every accepted step, kept with its t₁ in testdata/d32_loss_path.txt.
 func TestDropsGridSamplesFirstPlateau(t *testing.T) {
 	paper := func(t *testing.T) (LossPath, float64) {
-		nu, _ := NuFixed(31)
-		data, _ := NewData([]float64{0.4, 0.3, 0.2, 0.1}, RandomRotation(4, 1), nu)
+		data, _ := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{N: 31})
 		return runPath(t, data, Model{Kind: Separate, H: 4, R: 1, Tau: 1})
 	}
 	full := func(t *testing.T) (LossPath, float64) {
@@ -118,8 +119,7 @@ func TestDropsGridSamplesFirstPlateau(t *testing.T) {
 			for d := range lam {
 				lam[d] /= sum
 			}
-			nu, _ := NuFixed(31)
-			data, _ := NewData(lam, RandomRotation(32, 1), nu)
+			data, _ := law.NewData(lam, law.RandomRotation(32, 1), law.Lengths{N: 31})
 			path, t1 := runPath(t, data, Model{Kind: Separate, H: 32, R: 1, Tau: 1})
 			writePath(t, file, path, t1)
 		}
@@ -151,7 +151,7 @@ func TestDropsGridSamplesFirstPlateau(t *testing.T) {
 
 // runPath runs s until converged and returns its loss at every accepted
 // step and its first drop t₁.
-func runPath(t *testing.T, data *Data, m Model) (LossPath, float64) {
+func runPath(t *testing.T, data *law.Data, m Model) (LossPath, float64) {
 	t.Helper()
 	s, err := NewSystem(data, m)
 	if err != nil {
