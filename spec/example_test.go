@@ -14,7 +14,8 @@ import (
 	"github.com/linattn/linattn/spec"
 )
 
-// A sidecar written by linattn run (testdata/run.json: the default job),
+// A sidecar written by linattn run (testdata/run.json: the default job,
+// `go run ./cmd/linattn run -o DIR/run.npz` writes it beside its .npz),
 // rerun from Go: the .npz it writes is the one the sidecar describes,
 // byte for byte.
 func ExampleJob_Run() {
