@@ -39,8 +39,8 @@ func (mc ReferenceMC) samplesAt(k int) int {
 // per K, tasks N(0, I), their drawn tasks in the output's w0); fresh,
 // optional, is the same layer trained on fresh tasks (-icl 1): its
 // in-context error, the flow's K → ∞ limit, is a line. The caption states
-// the least K at which the flow comes within 10% of ridge and of its
-// K → ∞ limit.
+// the K from which on the flow's in-context error stays within 10% of
+// ridge's and of its K → ∞ limit, or that it never does.
 func TaskDiversityRaventos(runs []string, fresh string, mc ReferenceMC) (*Figure, error) {
 	if mc.Samples < 2 || mc.MinSamples < 2 {
 		return nil, fmt.Errorf("figures: ReferenceMC samples %d, %d: must be ≥ 2", mc.Samples, mc.MinSamples)
@@ -153,13 +153,13 @@ func dmmseError(s theory.Setting, r *taskRun, mc ReferenceMC) (theory.Estimate, 
 // with bars, and the flow's K → ∞ limit (NaN: none) as a dashed line.
 func raventosPanel(rs []*taskRun, ref theory.Estimate, dm []theory.Estimate, limit float64) *Panel {
 	p := &Panel{XLabel: "K pretraining tasks", YLabel: "test error E(y − ŷ)²", XLog: true, YLog: true, Legend: TopRight}
-	flow := Points{Label: "exact flow, e_ICL (fresh task)", Color: okabeIto[1]}
+	ex := Points{Label: "exact flow, e_ICL (fresh task)", Color: okabeIto[1]}
 	idg := Points{Label: "exact flow, e_IDG (a training task)", Color: okabeIto[0], Open: true}
 	dmp := Points{Label: "dMMSE of the K tasks", Color: okabeIto[3], Square: true}
 	var ticks []Tick
 	for i, r := range rs {
 		x := float64(r.k)
-		flow.X, flow.Y = append(flow.X, x), append(flow.Y, r.finICL)
+		ex.X, ex.Y = append(ex.X, x), append(ex.Y, r.finICL)
 		idg.X, idg.Y = append(idg.X, x), append(idg.Y, r.finID)
 		dmp.X, dmp.Y = append(dmp.X, x), append(dmp.Y, dm[i].Mean)
 		dmp.Lo, dmp.Hi = append(dmp.Lo, dm[i].Mean-2*dm[i].StdErr), append(dmp.Hi, dm[i].Mean+2*dm[i].StdErr)
@@ -168,8 +168,8 @@ func raventosPanel(rs []*taskRun, ref theory.Estimate, dm []theory.Estimate, lim
 		}
 	}
 	p.XTicks = ticks
-	p.Points = []Points{flow, idg, dmp}
-	lo, hi := dataRange(true, flow.X)
+	p.Points = []Points{ex, idg, dmp}
+	lo, hi := dataRange(true, ex.X)
 	p.Bands = []Band{{X: []float64{lo, hi}, Lo: []float64{ref.Mean - 2*ref.StdErr, ref.Mean - 2*ref.StdErr},
 		Hi: []float64{ref.Mean + 2*ref.StdErr, ref.Mean + 2*ref.StdErr}, Color: okabeIto[2]}}
 	p.Curves = []Curve{{Label: "ridge on the context", X: []float64{lo, hi}, Y: []float64{ref.Mean, ref.Mean}, Color: okabeIto[2]}}
