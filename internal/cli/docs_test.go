@@ -100,9 +100,36 @@ var docsFull = flag.Bool("docs.full", false, "TestDocCommands: run every command
 // test checks only that it exits 0 and writes its files, which 150 steps
 // check as well; the three drops docs/cli.md describes are not checked
 // here at either length (package train's TestSoftmaxDrops checks softmax
-// drops on a smaller problem).
+// drops on a smaller problem). The README's linattn figures draws only the
+// figures not marked Slow (task-diversity and task-diversity-raventos
+// compute a minute or more of data); -docs.full draws and compares them all.
 var docShorter = map[string][]string{
 	"linattn train -attention softmax -N 15 -P 1000 -lr 0.5 -steps 1500 -o out/softmax/train.npz": {"-steps", "150"},
+	// The README's figures, all but the Slow ones (minutes of data).
+	"go run ./cmd/linattn figures -o docs/figures": quickFigures(),
+}
+
+// quickFigures are the names of the paper figures not marked Slow.
+func quickFigures() []string {
+	var names []string
+	for _, pf := range paperFigures {
+		if !pf.Slow {
+			names = append(names, pf.Name)
+		}
+	}
+	return names
+}
+
+// drawnFigures are the figures TestDocCommands draws: all of them with
+// -docs.full, else those not marked Slow.
+func drawnFigures() []paperFigure {
+	var out []paperFigure
+	for _, pf := range paperFigures {
+		if *docsFull || !pf.Slow {
+			out = append(out, pf)
+		}
+	}
+	return out
 }
 
 // TestDocCommands runs every linattn command line of the code blocks of
@@ -210,7 +237,7 @@ func writes(args []string) []string {
 		return []string{filepath.Join(out, "index.npz")}
 	case "figures":
 		var fs []string
-		for _, pf := range paperFigures {
+		for _, pf := range drawnFigures() {
 			fs = append(fs, filepath.Join(out, pf.Name+".png"))
 		}
 		return fs
@@ -333,7 +360,7 @@ func tableOf(stdout map[string]string, key string) string {
 // lost exceeds both.
 func figuresMatch(t *testing.T, got, want string) string {
 	var problems []string
-	for _, pf := range paperFigures {
+	for _, pf := range drawnFigures() {
 		a, b := decodeImage(t, filepath.Join(got, pf.Name+".png")), decodeImage(t, filepath.Join(want, pf.Name+".png"))
 		if a.Bounds() != b.Bounds() {
 			problems = append(problems, pf.Name+": size "+a.Bounds().String()+", committed "+b.Bounds().String())

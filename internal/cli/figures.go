@@ -27,6 +27,9 @@ type paperFigure struct {
 	Data string
 	Plot figures.Options
 	Draw func(data string) (*figures.Figure, error)
+	// Slow marks a figure whose data take minutes: TestDocCommands
+	// draws it only with -docs.full.
+	Slow bool
 }
 
 // figureStep is one command of a figure.
@@ -83,6 +86,39 @@ var paperFigures = []paperFigure{
 		Draw: func(data string) (*figures.Figure, error) {
 			return figures.TransientICL(glob(data, "icl-transient/run-*.npz"))
 		}},
+	{Name: "task-diversity", About: "task diversity (Lu et al., PNAS 2025): their layer (-layer labelkey, merged, H = 1), D = 32, x ~ N(0, I/D), ρ = 0.01, every sequence labeled by one of K = κD tasks drawn N(0, I), α = N/D = 1, 3, 10, 14 values of κ from 0.1 to 20, two task draws: the converged e_ICL, e_IDG and g_task of the exact flow against their D → ∞ limit, and the dynamics at κ below, near and above 1 (docs/math.md)",
+		Steps: []figureStep{sweepStep("run", "task-diversity", taskDiversitySpec)},
+		Draw: func(data string) (*figures.Figure, error) {
+			return figures.TaskDiversity(glob(data, "task-diversity/run-*.npz"))
+		}, Slow: true},
+	{Name: "task-diversity-raventos", About: "task diversity in Raventós et al.'s setting (NeurIPS 2023): D = 8, N = 16, x ~ N(0, I), σ² = 0.25, K = 2^0 … 2^20 tasks drawn N(0, I): the exact flow of Lu et al.'s layer beside ridge and the dMMSE predictor of the K tasks (Monte Carlo, seed 1), and the layer trained on fresh tasks (docs/math.md)",
+		Steps: []figureStep{sweepStep("run", "task-diversity-raventos", raventosSpec+`, "icl": 0, "task-draw": "gaussian", "tasks": [`+powersOfTwo(20)+`]}`),
+			{Args: []string{"run", "-model", "merged", "-layer", "labelkey", "-H", "1", "-white", "1", "-D", "8", "-N", "16", "-noise", "0.25", "-o", "DATA/task-diversity-raventos-fresh.npz"}}},
+		Draw: func(data string) (*figures.Figure, error) {
+			return figures.TaskDiversityRaventos(glob(data, "task-diversity-raventos/run-*.npz"),
+				filepath.Join(data, "task-diversity-raventos-fresh.npz"), figures.ReferenceMC{Samples: 4000, MinSamples: 200, Seed: 1})
+		}, Slow: true},
+}
+
+// taskDiversitySpec is the sweep of the task-diversity figure: Lu et al.'s
+// problem at D = 32 in our units (tr Λ = 1, so that the losses are their
+// errors; theory.LuScale), α = 1, 3, 10, and K = round(3.2·200^(i/13)),
+// i = 0…13: κ log-spaced from 0.1 to 20 up to the rounding of K.
+const taskDiversitySpec = `{"model": "merged", "layer": "labelkey", "H": 1, "white": 0.03125, "D": 32, "N": [32, 96, 320], "noise": 0.01, "icl": 0, "task-draw": "gaussian", ` +
+	`"tasks": [3, 5, 7, 11, 16, 25, 37, 55, 83, 125, 188, 283, 426, 640], "data-seed": [1, 2]}`
+
+// raventosSpec is the problem of Raventós et al. (icl/configs/example.py of
+// mansheej/icl-task-diversity; theory.RaventosSetting) for Lu et al.'s
+// layer, without its closing brace.
+const raventosSpec = `{"model": "merged", "layer": "labelkey", "H": 1, "white": 1, "D": 8, "N": 16, "noise": 0.25`
+
+// powersOfTwo lists 1, 2, 4, …, 2^n, comma-separated.
+func powersOfTwo(n int) string {
+	s := make([]string, n+1)
+	for i := range s {
+		s[i] = fmt.Sprint(1 << i)
+	}
+	return strings.Join(s, ", ")
 }
 
 // iclIWLSpec is the sweep of the paper's in-context against in-weight
