@@ -83,7 +83,7 @@ func operatorCases() []operatorCase {
 	return out
 }
 
-func operatorData(t *testing.T, c operatorCase, seed uint64) *Data {
+func operatorData(t testing.TB, c operatorCase, seed uint64) *Data {
 	t.Helper()
 	data, err := NewData(PowerLaw(c.d, 1, 1), RandomRotation(c.d, seed), c.l)
 	if err != nil {
