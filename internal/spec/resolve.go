@@ -473,6 +473,13 @@ func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
 	} else {
 		n = h + 2*h*r*d
 	}
+	if s.Layer == "full" { // the extra blocks (flow.Model.StateLen)
+		if s.Model == "merged" {
+			n += 2 * h * d
+		} else {
+			n += h*d + h*r
+		}
+	}
 	words := 6*d*d + 40*n
 	if reads[output.GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
