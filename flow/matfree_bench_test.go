@@ -27,7 +27,9 @@ func matfreeData(tb testing.TB, d int) *law.Data {
 // alone, H = D, under matfreeData: the flow (loss and gradient, one
 // DerivEigen) and one Jacobian–vector product, at D = 8 (dense moments),
 // 16, 32, 64 (law.Operator). It reports the setup (NewSystem, the least
-// loss by conjugate gradients included) as setup-s.
+// loss by conjugate gradients included) as setup-s, and the process's CPU
+// time per evaluation (cpu-ms/op), less noisy than the wall time on a
+// shared machine.
 //
 //	go test ./flow -run XXX -bench FullEval -benchtime 1x
 func BenchmarkFullEval(b *testing.B) {
@@ -43,9 +45,11 @@ func BenchmarkFullEval(b *testing.B) {
 		dst := make([]float64, len(y))
 		b.Run(fmt.Sprintf("deriv/D=%d", d), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
 				s.DerivEigen(dst, y)
 			}
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 			b.ReportMetric(setup, "setup-s")
 			b.ReportMetric(float64(len(y)), "n")
 		})
@@ -53,9 +57,11 @@ func BenchmarkFullEval(b *testing.B) {
 		l.At(y)
 		b.Run(fmt.Sprintf("jvp/D=%d", d), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := cpuSeconds()
 			for i := 0; i < b.N; i++ {
 				l.Apply(dst, dy)
 			}
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 		})
 	}
 }
