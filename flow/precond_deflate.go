@@ -45,6 +45,9 @@ type deflatePrecond struct {
 // preconditioner holds DeflateSteps + 1 vectors of the state's length.
 const DeflateSteps = 60
 
+// deflateMin is the least γθ of a Ritz pair that Solve applies.
+const deflateMin = 0.05
+
 func newDeflatePrecond(s *System) *deflatePrecond {
 	n := s.n
 	m := min(DeflateSteps, n)
@@ -63,8 +66,13 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 		p.lanczos()
 		p.have = true
 	}
+	// On the Ritz vectors with γθ < deflateMin, P is the identity to 5%:
+	// Solve leaves them out (θ is decreasing).
 	p.scale = p.scale[:0]
 	for _, th := range p.theta {
+		if gamma*th < deflateMin {
+			break
+		}
 		p.scale = append(p.scale, 1/(1+gamma*th)-1)
 	}
 	return fresh, nil
@@ -101,11 +109,15 @@ func (p *deflatePrecond) lanczos() {
 		p.lin.Apply(w, q[j])
 		scaleVec(w, -1)
 		alpha = append(alpha, dot2(w, q[j]))
-		for pass := 0; pass < 2; pass++ { // Gram–Schmidt twice against the whole basis
-			for i := 0; i <= j; i++ {
-				c := dot2(w, q[i])
-				for k := range w {
-					w[k] -= c * q[i][k]
+		for pass := 0; pass < 2; pass++ { // classical Gram–Schmidt twice against the whole basis
+			c := p.proj[:j+1]
+			for i := range c {
+				c[i] = dot2(w, q[i])
+			}
+			for i, ci := range c {
+				qi := q[i]
+				for k, x := range qi {
+					w[k] -= ci * x
 				}
 			}
 		}
@@ -145,17 +157,23 @@ func (p *deflatePrecond) lanczos() {
 			p.theta = append(p.theta, th)
 		}
 	}
-	row := p.proj[:len(keep)]
+	// sk[r·m + j] = s_{j,keep[r]}.
+	sk := make([]float64, len(keep)*m)
+	for r, i := range keep {
+		for j := 0; j < m; j++ {
+			sk[r*m+j] = vecs.At(j, i)
+		}
+	}
+	row, col := p.proj[:len(keep)], make([]float64, m)
 	for k := 0; k < n; k++ {
-		for r, i := range keep {
-			var c float64
-			for j := 0; j < m; j++ {
-				c += q[j][k] * vecs.At(j, i)
-			}
-			row[r] = c
+		for j := range col {
+			col[j] = q[j][k]
 		}
 		for r := range keep {
-			q[r][k] = row[r]
+			row[r] = dot2(sk[r*m:(r+1)*m], col)
+		}
+		for r, x := range row {
+			q[r][k] = x
 		}
 	}
 }
