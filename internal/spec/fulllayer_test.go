@@ -11,7 +11,8 @@ import (
 // accepted (its moments are contracted, not formed: flow.FullLayerBytes),
 // and a job too large for the memory still names the memory it needs.
 // The estimate is dominated by the samples: 201 samples of the state
-// n = H(D+1)² + H·D… = 270 400 take 0.87 GB.
+// n = H + H·D² + 2H·D = 270 400 take 0.87 GB, and BDF's deflation
+// preconditioner 61 more states, 0.13 GB.
 func TestFullLayerLargeD(t *testing.T) {
 	flags := []string{"model", "merged", "layer", "full", "icl", "0.5", "tasks", "4", "D", "64", "H", "64",
 		"spectrum", "power:1", "N", "31", "samples", "201"}

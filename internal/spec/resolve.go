@@ -481,6 +481,9 @@ func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
 		}
 	}
 	words := 6*d*d + 40*n
+	if s.Layer == "full" && n > ode.MaxDenseDim {
+		words += (flow.DeflateSteps + 1) * n // BDF's deflation preconditioner (flow.System.Preconditioner)
+	}
 	if reads[output.GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
 		words += float64(s.Samples) * perSample
