@@ -13,26 +13,9 @@ import (
 //	L(θ) = YY − 2 c(θ)ᵀYZ + c(θ)ᵀ ZZ c(θ),   τ dθ/dt = −½ ∂L/∂θ = J_cᵀ (YZ − ZZ c(θ)).
 type fullLayer struct {
 	coef  *Coefficients
-	train *law.Moments
+	train featureMoments
 	r     []float64
 }
-
-// FullLayerBytes returns the memory the full layer's moments take at
-// dimension d (MomentBytes; 0.18 GiB at d = 16).
-func FullLayerBytes(d int) float64 { return MomentBytes(FullLayer, d) }
-
-// MomentBytes returns the memory the moments of the layer's features take
-// at dimension d: the F×F matrix E[zzᵀ] (F = d(d+1)(d+2)/2 for the full
-// layer, d(d+1) for the label-key layer) for the training population and
-// for the three test sets.
-func MomentBytes(l Layer, d int) float64 {
-	f := float64(len(l.Pairs(d)) * d)
-	return 4 * 8 * f * f
-}
-
-// MaxFullBytes bounds the memory of the full layer's moments
-// (FullLayerBytes): 2 GiB, which D ≤ 24 meets.
-const MaxFullBytes = 2 << 30
 
 func newFullLayer(s *System) (*fullLayer, error) {
 	d := s.d
@@ -40,12 +23,12 @@ func newFullLayer(s *System) (*fullLayer, error) {
 		return nil, fmt.Errorf("flow: the %v layer at D = %d has %d features, whose moments take %.3g GiB, more than MaxFullBytes = %.3g GiB",
 			s.Model.Layer, d, len(s.Model.Layer.Pairs(d))*d, b/(1<<30), float64(MaxFullBytes)/(1<<30))
 	}
-	mo, err := s.eigenMoments(law.Training)
+	mo, err := s.featureMoments(law.Training)
 	if err != nil {
 		return nil, fmt.Errorf("flow: the full layer's population loss: %w", err)
 	}
 	f := &fullLayer{coef: NewCoefficients(d, s.Model), train: mo}
-	f.r = make([]float64, f.train.F)
+	f.r = make([]float64, f.coef.Features())
 	return f, nil
 }
 
@@ -79,7 +62,7 @@ type fullLinearization struct {
 }
 
 func (f *fullLayer) newLinearization(n int) *fullLinearization {
-	nf := f.train.F
+	nf := f.coef.Features()
 	return &fullLinearization{f: f, coef: NewCoefficients(f.coef.d, f.coef.model),
 		r: make([]float64, nf), dc: make([]float64, nf), zdc: make([]float64, nf), curv: make([]float64, n)}
 }

@@ -76,20 +76,31 @@ func BenchmarkFullRun(b *testing.B) {
 	}
 }
 
-// TestFullLayerMemory: the full layer's moments take 4·8F² bytes (the
-// training population and the three test sets), 0.179 GiB at D = 16 (F =
-// 2448: 4·8·2448²/2³⁰); beyond MaxFullBytes (D ≥ 25) NewSystem refuses up
-// front, saying how much they would take (F = 8775: 2.29 GiB).
+// TestFullLayerMemory: the full layer's dense moments take 4·8F² bytes
+// (the training population and the three test sets), 4.1 MB at D = 8 (F =
+// 360); above fullDenseMaxDim the Operator takes O(F); beyond
+// MaxFullBytes NewSystem refuses up front, saying how much they would
+// take.
 func TestFullLayerMemory(t *testing.T) {
-	if b := FullLayerBytes(16) / (1 << 30); b < 0.178 || b > 0.180 {
-		t.Errorf("D = 16: %.3g GiB, want 0.179", b)
+	if b := FullLayerBytes(8); b != 4*8*360*360 {
+		t.Errorf("D = 8: %g bytes, want 4·8·360²", b)
 	}
-	data, err := law.NewData(law.PowerLaw(25, 1, 1), nil, law.Lengths{N: 31})
+	// (D+1)²D = 270 400, F = 137 280 at D = 64: 4·8·(2·270 400 + 3·137 280) + 40·137 280.
+	if b := FullLayerBytes(64); b != 4*8*(2*270400+3*137280)+40*137280 {
+		t.Errorf("D = 64: %g bytes", b)
+	}
+	d := 1
+	for FullLayerBytes(d+1) <= MaxFullBytes {
+		d++
+	}
+	t.Logf("the largest D whose full layer fits MaxFullBytes: %d", d)
+	data, err := law.NewData(law.PowerLaw(d+1, 1, 1), nil, law.Lengths{N: 31})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = NewSystem(data, Model{Kind: Merged, H: 2, Tau: 1, Layer: FullLayer})
-	if err == nil || !strings.Contains(err.Error(), "the full layer at D = 25 has 8775 features, whose moments take 2.29 GiB, more than MaxFullBytes = 2 GiB") {
-		t.Errorf("D = 26: %v, want a refusal with the memory it needs", err)
+	want := fmt.Sprintf("D = %d has %d features, whose moments take", d+1, (d+1)*(d+2)*(d+3)/2)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "more than MaxFullBytes = 2 GiB") {
+		t.Errorf("D = %d: %v, want a refusal with the memory it needs", d+1, err)
 	}
 }

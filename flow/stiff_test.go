@@ -94,7 +94,7 @@ func TestStiffMethodsMatchDOP853(t *testing.T) {
 // elsewhere: the merged model, the separate one below BDFMinDim, the full
 // layer on in-context data (the reduced flow's method, which its run from
 // zero extra blocks is) and a full layer too large to factor (merged,
-// H = D = 16: n = H(D+1)² = 4624).
+// H = D = 16: n = H(D+1)² = 4624), which BDF runs by Newton–Krylov.
 func TestMethodFor(t *testing.T) {
 	sep := Model{Kind: Separate, H: 4, R: 1, Tau: 1}
 	full := Model{Kind: Merged, H: 8, Tau: 1, Layer: FullLayer}
@@ -113,7 +113,7 @@ func TestMethodFor(t *testing.T) {
 		{"merged D=32", Model{Kind: Merged, H: 32, Tau: 1}, 32, true, defaultMethod()},
 		{"full D=8 fixed tasks", full, 8, false, ode.BDF},
 		{"full D=8 in context", full, 8, true, defaultMethod()},
-		{"full D=16 fixed tasks, n > MaxDenseDim", big, 16, false, defaultMethod()},
+		{"full D=16 fixed tasks, n > MaxDenseDim", big, 16, false, ode.BDF},
 	} {
 		if got := MethodFor(tc.m, tc.d, tc.inContext); got != tc.want {
 			t.Errorf("%s (n = %d): %s, want %s", tc.name, tc.m.StateLen(tc.d), got.Name(), tc.want.Name())

@@ -160,7 +160,7 @@ type testLosses struct {
 	coef *Coefficients
 	// sets are the moments of the in-context, in-weight and
 	// in-distribution test sets (the last two nil without fixed tasks).
-	sets [3]*law.Moments
+	sets [3]featureMoments
 	err  error
 }
 
@@ -187,7 +187,9 @@ func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 		for i, set := range sets {
 			// The sets are valid for the data (law.Data.Moments checks the
 			// same conditions as NewSystem's training moments).
-			t.sets[i], _ = s.eigenMoments(set)
+			if mo, err := s.featureMoments(set); err == nil {
+				t.sets[i] = mo
+			}
 		}
 	}
 	t.coef.At(y)

@@ -493,7 +493,17 @@ func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
 	} else {
 		n = h + 2*h*r*d
 	}
+	if s.Layer == "full" { // the extra blocks (flow.Model.StateLen)
+		if s.Model == "merged" {
+			n += 2 * h * d
+		} else {
+			n += h*d + h*r
+		}
+	}
 	words := 6*d*d + 40*n
+	if s.Layer == "full" && n > ode.MaxDenseDim {
+		words += (flow.DeflateSteps + 1) * n // BDF's deflation preconditioner (flow.System.Preconditioner)
+	}
 	if reads[output.GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
 		words += float64(s.Samples) * perSample

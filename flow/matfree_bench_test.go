@@ -1,0 +1,67 @@
+package flow
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/linattn/linattn/law"
+)
+
+// matfreeData is the task law of the issue's benchmarks (issue 30): the
+// power-law Λ (λ_k ∝ 1/k) at dimension d, N = 31, half the sequences
+// in-context and the others labeled by one of K = 4 fixed tasks.
+func matfreeData(tb testing.TB, d int) *law.Data {
+	tb.Helper()
+	data, err := law.NewData(law.PowerLaw(d, 1, 1), nil, law.Lengths{N: 31})
+	if err == nil {
+		data, err = data.WithTasks(law.Tasks{ICL: 0.5, Fixed: law.FixedTasks(d, 4, 3)})
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkFullEval times the evaluations of the merged full layer's flow
+// alone, H = D, under matfreeData: the flow (loss and gradient, one
+// DerivEigen) and one Jacobian–vector product, at D = 8 (dense moments),
+// 16, 32, 64 (law.Operator). It reports the setup (NewSystem, the least
+// loss by conjugate gradients included) as setup-s, and the process's CPU
+// time per evaluation (cpu-ms/op), less noisy than the wall time on a
+// shared machine.
+//
+//	go test ./flow -run XXX -bench FullEval -benchtime 1x
+func BenchmarkFullEval(b *testing.B) {
+	for _, d := range []int{8, 16, 32, 64} {
+		t0 := time.Now()
+		s, err := NewSystem(matfreeData(b, d), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
+		if err != nil {
+			b.Fatal(err)
+		}
+		setup := time.Since(t0).Seconds()
+		y := randomState(s, 0.1, 1)
+		dy := randomState(s, 1, 2)
+		dst := make([]float64, len(y))
+		b.Run(fmt.Sprintf("deriv/D=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				s.DerivEigen(dst, y)
+			}
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
+			b.ReportMetric(setup, "setup-s")
+			b.ReportMetric(float64(len(y)), "n")
+		})
+		l := s.NewLinearization()
+		l.At(y)
+		b.Run(fmt.Sprintf("jvp/D=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuSeconds()
+			for i := 0; i < b.N; i++ {
+				l.Apply(dst, dy)
+			}
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
+		})
+	}
+}

@@ -1,0 +1,195 @@
+package flow
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// deflatePrecond is the preconditioner of BDF's Newton matrix I − γJ for
+// the full layer too large to factor (n > ode.MaxDenseDim): I − γJ on the
+// span of J's stiffest eigenvectors, the identity elsewhere,
+//
+//	P = I + γ V diag(θ) Vᵀ,   P⁻¹ = I + V diag(1/(1 + γθ) − 1) Vᵀ,
+//
+// with (θ_i, v_i) the Ritz pairs of −J from DeflateSteps steps of the
+// Lanczos iteration on the analytic Jacobian–vector products (J is
+// symmetric: J = −∇²L/(2τ)), those with θ_i > 0 whose residual is below
+// a tenth of θ_i. The flow's stiffness sits in a few modes of the learned
+// heads (on the D = H = 16 plateau at t = 3·10⁴: 15 eigenvalues of J
+// beyond 1 in modulus, 34 beyond 0.1, 90 beyond 10⁻², among 4624), too
+// many for BDF's five Krylov vectors, so that unpreconditioned GMRES
+// fails and BDF cuts its steps. P is symmetric positive definite for any
+// V with orthonormal columns and θ > 0. A setup costs DeflateSteps
+// Jacobian–vector products and O(DeflateSteps²·n) for the full
+// reorthogonalization; only γ changes between the Jacobian's setups.
+//
+// References:
+//
+//	Y. Saad, Numerical Methods for Large Eigenvalue Problems, 2nd ed.,
+//	SIAM (2011), 6.6 (the Lanczos algorithm with full reorthogonalization).
+//	B. Carpentieri, I. S. Duff, L. Giraud, A class of spectral two-level
+//	preconditioners, SIAM J. Sci. Comput. 25 (2003) 749–765.
+type deflatePrecond struct {
+	lin     *Linearization
+	n, m    int
+	q       [][]float64 // the Lanczos basis, then the kept Ritz vectors
+	theta   []float64   // their Ritz values
+	scale   []float64   // 1/(1 + γθ) − 1
+	w, proj []float64
+	have    bool
+}
+
+// DeflateSteps is the number of Lanczos steps of a setup; the
+// preconditioner holds DeflateSteps + 1 vectors of the state's length.
+const DeflateSteps = 60
+
+// deflateMin is the least γθ of a Ritz pair that Solve applies.
+const deflateMin = 0.05
+
+func newDeflatePrecond(s *System) *deflatePrecond {
+	n := s.n
+	m := min(DeflateSteps, n)
+	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, w: make([]float64, n), proj: make([]float64, m+1)}
+	slab := make([]float64, (m+1)*n)
+	for j := 0; j <= m; j++ {
+		p.q = append(p.q, slab[j*n:(j+1)*n:(j+1)*n])
+	}
+	return p
+}
+
+func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool) (bool, error) {
+	fresh := !jacOK || !p.have
+	if fresh {
+		p.lin.At(y)
+		p.lanczos()
+		p.have = true
+	}
+	// On the Ritz vectors with γθ < deflateMin, P is the identity to 5%:
+	// Solve leaves them out (θ is decreasing).
+	p.scale = p.scale[:0]
+	for _, th := range p.theta {
+		if gamma*th < deflateMin {
+			break
+		}
+		p.scale = append(p.scale, 1/(1+gamma*th)-1)
+	}
+	return fresh, nil
+}
+
+func (p *deflatePrecond) Solve(z, r []float64) {
+	copy(z, r)
+	for i, sc := range p.scale {
+		v := p.q[i]
+		var c float64
+		for k, x := range v {
+			c += x * r[k]
+		}
+		c *= sc
+		for k, x := range v {
+			z[k] += c * x
+		}
+	}
+}
+
+// lanczos runs m steps of the Lanczos iteration on −J from a fixed
+// start, with full reorthogonalization, and keeps the converged Ritz
+// pairs with θ > 0 in q[:k], theta.
+func (p *deflatePrecond) lanczos() {
+	n, q, w := p.n, p.q, p.w
+	rng := rand.New(rand.NewPCG(1, 2)) // a fixed start: the same bits every run
+	for k := range q[0] {
+		q[0][k] = rng.NormFloat64()
+	}
+	scaleVec(q[0], 1/norm2(q[0]))
+	alpha, beta := make([]float64, 0, p.m), make([]float64, 0, p.m)
+	m := 0
+	for j := 0; j < p.m; j++ {
+		p.lin.Apply(w, q[j])
+		scaleVec(w, -1)
+		alpha = append(alpha, dot2(w, q[j]))
+		for pass := 0; pass < 2; pass++ { // classical Gram–Schmidt twice against the whole basis
+			c := p.proj[:j+1]
+			for i := range c {
+				c[i] = dot2(w, q[i])
+			}
+			for i, ci := range c {
+				qi := q[i]
+				for k, x := range qi {
+					w[k] -= ci * x
+				}
+			}
+		}
+		b := norm2(w)
+		m = j + 1
+		if !(b > 1e-12*math.Abs(alpha[0])) || j+1 == p.m {
+			beta = append(beta, b)
+			break
+		}
+		beta = append(beta, b)
+		copy(q[j+1], w)
+		scaleVec(q[j+1], 1/b)
+	}
+	// The Ritz pairs: the eigenpairs of the tridiagonal T = Qᵀ(−J)Q.
+	t := mat.NewSymDense(m, nil)
+	for i := 0; i < m; i++ {
+		t.SetSym(i, i, alpha[i])
+		if i+1 < m {
+			t.SetSym(i, i+1, beta[i])
+		}
+	}
+	var eig mat.EigenSym
+	p.theta = p.theta[:0]
+	if !eig.Factorize(t, true) {
+		return
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	// Keep the pairs whose residual β_m |s_mi| is below θ_i/10, largest
+	// first, and build their Ritz vectors Q s_i in place of the basis, a
+	// row of Q at a time.
+	var keep []int
+	for i := m - 1; i >= 0; i-- {
+		if th := vals[i]; th > 0 && beta[m-1]*math.Abs(vecs.At(m-1, i)) <= 0.1*th {
+			keep = append(keep, i)
+			p.theta = append(p.theta, th)
+		}
+	}
+	// sk[r·m + j] = s_{j,keep[r]}.
+	sk := make([]float64, len(keep)*m)
+	for r, i := range keep {
+		for j := 0; j < m; j++ {
+			sk[r*m+j] = vecs.At(j, i)
+		}
+	}
+	row, col := p.proj[:len(keep)], make([]float64, m)
+	for k := 0; k < n; k++ {
+		for j := range col {
+			col[j] = q[j][k]
+		}
+		for r := range keep {
+			row[r] = dot2(sk[r*m:(r+1)*m], col)
+		}
+		for r, x := range row {
+			q[r][k] = x
+		}
+	}
+}
+
+func dot2(x, y []float64) float64 {
+	var s float64
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
+}
+
+func norm2(x []float64) float64 { return math.Sqrt(dot2(x, x)) }
+
+func scaleVec(x []float64, c float64) {
+	for i := range x {
+		x[i] *= c
+	}
+}
