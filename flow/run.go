@@ -130,6 +130,19 @@ type RunSettings struct {
 	// during the call) and the loss there. An error stops the run (Status
 	// Interrupted).
 	Observer func(t float64, y []float64, loss float64) error
+
+	// Checkpoint, if not nil, is called after the accepted steps of the
+	// pass Run begins with (all but the last; a second pass has none),
+	// with the state of the run there, which it may save
+	// (Checkpoint.Save; CanCheckpoint says which methods can). An error
+	// stops the run (Interrupted).
+	Checkpoint func(*Checkpoint) error
+	// Resume, if not nil, continues the run that saved it
+	// (ReadCheckpoint): Run on the same System, y0 and settings then
+	// returns what the run that was not stopped returns, bit for bit,
+	// except the samples at accepted steps of a run that fails again
+	// (Sampling AtSteps), which begin at the resumed step.
+	Resume *Resume
 }
 
 // Transition is a crossing of the loss through the level half-way between
@@ -320,6 +333,21 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	}
 	lossAt := ode.CacheByTime(s.LossEigen)
 	path := newPathRecorder(s, y0)
+	var resume *ode.Snapshot
+	if rs.Resume != nil {
+		var err error
+		if resume, err = s.resumePass(rs.Resume, path, settle); err != nil {
+			return nil, err
+		}
+	}
+	var checkpoint func(*ode.Checkpoint) error
+	if rs.Checkpoint != nil {
+		c := &Checkpoint{n: s.n, path: path, settle: settle}
+		checkpoint = func(oc *ode.Checkpoint) error {
+			c.T, c.oc = oc.T, oc
+			return rs.Checkpoint(c)
+		}
+	}
 	// The analytic Jacobian serves Rodas5P, alone or inside an Auto method,
 	// and BDF's dense factorization; the other methods never call it. It is
 	// symmetric (J = −∇²L/(2τ), symmetrized: Linearization.Dense).
@@ -340,6 +368,8 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		Observer:     passObserver(rs.Observer, path, settle, lossAt),
 		Dense:        rs.DenseBytes > 0,
 		DenseLimit:   max(1, rs.DenseBytes/8),
+		Checkpoint:   checkpoint,
+		Resume:       resume,
 	})
 	if res == nil {
 		return nil, err

@@ -155,6 +155,7 @@ func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		}
 	}
 	rs.Times, rs.DenseBytes = rs.Grid.Times(T, rs.Samples, first.path), 0
+	rs.Checkpoint, rs.Resume = nil, nil // a checkpoint is of the first pass
 	tr, err := s.pass(ctx, y0, rs, levels)
 	if tr != nil {
 		stats := first.Stats
