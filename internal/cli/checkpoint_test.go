@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// killedRun runs args to out and saves its state once, when the run
+// passes half of T (its end when uninterrupted); the checkpoint file as
+// it was then is restored after the run, and its output removed: what a
+// process killed right after that checkpoint leaves behind.
+func killedRun(t *testing.T, out string, T float64, args []string) {
+	t.Helper()
+	ckpt := checkpointPath(out)
+	var atKill []byte
+	ctx := withTestHooks(context.Background(), &testHooks{
+		checkpointDue: func(tt float64) bool { return atKill == nil && tt > T/2 },
+		checkpointed: func(path string) {
+			var err error
+			if atKill, err = os.ReadFile(path); err != nil {
+				t.Error(err)
+			}
+		},
+	})
+	if code, _, stderr := runCLIContext(t, ctx, append([]string{"run", "-o", out, "-q"}, args...)...); code != ExitOK || atKill == nil {
+		t.Fatalf("exit %d, checkpoint saved: %v; %s", code, atKill != nil, stderr)
+	}
+	if _, err := os.Stat(ckpt); !os.IsNotExist(err) {
+		t.Errorf("the finished run left its checkpoint: %v", err)
+	}
+	os.Remove(out)
+	os.Remove(strings.TrimSuffix(out, ".npz") + ".json")
+	if err := os.WriteFile(ckpt, atKill, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointResume: a run killed after a checkpoint at about half
+// its time and run again continues from the checkpoint and writes the
+// .npz of the run that was not killed, byte for byte: under Auto (DOP853
+// switching to ROCK4; D = 8) and under BDF (its block preconditioner).
+// A damaged checkpoint, or one of another run, is refused in one line
+// that says how to start over, and -checkpoint-restart does.
+func TestCheckpointResume(t *testing.T) {
+	t.Parallel()
+	runs := map[string][]string{
+		"Auto": {"-D", "8", "-spectrum", "power:1"},
+		"BDF":  {"-D", "8", "-spectrum", "power:1", "-method", "bdf"},
+	}
+	dir := t.TempDir()
+	ends := map[string]float64{}
+	for name, args := range runs {
+		want := filepath.Join(dir, name+"-full.npz")
+		if code, _, stderr := runCLI(t, append([]string{"run", "-o", want, "-q"}, args...)...); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		T := sidecarOf(t, want)["meta"].(map[string]any)["solver"].(map[string]any)["t_end"].(float64)
+		ends[name] = T
+		out := filepath.Join(dir, name+".npz")
+		killedRun(t, out, T, args)
+		code, _, stderr := runCLI(t, append([]string{"run", "-o", out, "-q"}, args...)...)
+		if code != ExitOK || !strings.Contains(stderr, "continuing from the checkpoint at t = ") {
+			t.Fatalf("%s: the second run: exit %d, stderr %q", name, code, stderr)
+		}
+		sameFile(t, out, want)
+		if _, err := os.Stat(checkpointPath(out)); !os.IsNotExist(err) {
+			t.Errorf("%s: the resumed run left its checkpoint", name)
+		}
+	}
+
+	// A damaged checkpoint and a foreign one: the Auto run's state, one
+	// byte changed, and beside the BDF run's output.
+	out := filepath.Join(dir, "refused.npz")
+	killedRun(t, out, ends["Auto"], runs["Auto"])
+	good, _ := os.ReadFile(checkpointPath(out))
+	bad := bytes.Clone(good)
+	bad[len(bad)/2] ^= 1
+	for _, c := range []struct {
+		name, why string
+		body      []byte
+		args      []string
+	}{
+		{"damaged", "is damaged (its checksum does not match)", bad, runs["Auto"]},
+		{"cut short", "is damaged", good[:len(good)-100], runs["Auto"]},
+		{"foreign", "belongs to another run", good, runs["BDF"]},
+	} {
+		os.WriteFile(checkpointPath(out), c.body, 0o644)
+		code, stdout, stderr := runCLI(t, append([]string{"run", "-o", out, "-q"}, c.args...)...)
+		if code != ExitFailure || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.why) ||
+			!strings.Contains(stderr, "-checkpoint-restart") || stdout != "" {
+			t.Errorf("%s: exit %d, stderr %q", c.name, code, stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: a refused checkpoint ran", c.name)
+		}
+	}
+	code, _, stderr := runCLI(t, append([]string{"run", "-o", out, "-q", "-checkpoint-restart"}, runs["BDF"]...)...)
+	if code != ExitOK || strings.Contains(stderr, "continuing") {
+		t.Fatalf("-checkpoint-restart: exit %d, %q", code, stderr)
+	}
+	sameFile(t, out, filepath.Join(dir, "BDF-full.npz"))
+}
+
+// TestCheckpointInterrupt: a run interrupted (Ctrl-C) saves its state
+// there, says how to continue, and the same command continues it to the
+// output of the run that was not interrupted, byte for byte.
+func TestCheckpointInterrupt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	want, out := filepath.Join(dir, "full.npz"), filepath.Join(dir, "run.npz")
+	if code, _, stderr := runCLI(t, "run", "-o", want, "-q"); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = withTestHooks(ctx, &testHooks{step: func(tt float64) {
+		if tt > 4000 {
+			cancel()
+		}
+	}})
+	code, _, stderr := runCLIContext(t, ctx, "run", "-o", out, "-q")
+	if code != ExitInterrupted || !strings.Contains(stderr, "its state at t = ") ||
+		!strings.Contains(stderr, "run.ckpt: run the same command again to continue from there") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "run", "-o", out, "-q"); code != ExitOK || !strings.Contains(stderr, "continuing") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	sameFile(t, out, want)
+}
+
+// sameFile fails unless the files hold the same bytes.
+func sameFile(t *testing.T, got, want string) {
+	t.Helper()
+	a, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s differs from %s (%d and %d bytes)", got, want, len(a), len(b))
+	}
+}
