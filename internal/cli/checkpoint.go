@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -59,6 +60,13 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 		return nil, nil, nil
 	}
 	c := &checkpointer{e: e, path: path, every: every, digest: jobDigest(job), last: time.Now(), savedT: -1}
+	// A process killed while it wrote a checkpoint left its temporary
+	// file (export.CreatePending's name); the checkpoint before is whole.
+	if stale, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")); err == nil {
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
 	resume, err := c.read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
