@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -104,5 +105,51 @@ func TestResumeRefusesForeign(t *testing.T) {
 	other, y1 := paperExample(t, Merged, 3)
 	if _, err := other.Run(context.Background(), y1, RunSettings{Samples: 50, Resume: resume}); !errors.Is(err, ErrCheckpoint) {
 		t.Errorf("another model's checkpoint: %v", err)
+	}
+}
+
+// TestStateEvery: a run that keeps every 7th state (and the last) has
+// the times, losses and test losses of the run that keeps them all, and
+// its states are those rows of it, bit for bit: from the continuous
+// extension (Auto, BDF, whose kept states of the solve are then fewer)
+// and from a second pass (DenseBytes 1).
+func TestStateEvery(t *testing.T) {
+	t.Parallel()
+	data, err := law.NewData(law.PowerLaw(6, 1, 1), law.RandomRotation(6, 1), law.Lengths{Nu: 1.0 / 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSys(t, data, Model{Kind: Separate, H: 6, R: 1, Tau: 1})
+	y0, _ := s.Init(0.01, 3)
+	n := s.Len()
+	for _, c := range []struct {
+		m     ode.Method
+		dense int
+	}{{ode.Auto, 0}, {ode.BDF, 0}, {ode.Auto, 1}} {
+		rs := RunSettings{Samples: 301, Method: c.m, DenseBytes: c.dense, TestLosses: true}
+		all, err := s.Run(context.Background(), y0, rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs.StateEvery = 7
+		few, err := s.Run(context.Background(), y0, rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(few.StateIndex) != 44 || few.StateIndex[43] != 300 || len(few.States) != 44*n || all.StateIndex != nil {
+			t.Fatalf("%s: %d states kept at %v", c.m.Name(), len(few.States)/n, few.StateIndex)
+		}
+		for row, i := range few.StateIndex {
+			if !slices.Equal(few.States[row*n:(row+1)*n], all.States[i*n:(i+1)*n]) {
+				t.Fatalf("%s: state %d (row %d) differs", c.m.Name(), i, row)
+			}
+		}
+		for name, x := range map[string][2][]float64{"times": {few.Times, all.Times}, "loss": {few.Loss, all.Loss},
+			"test_icl": {few.TestICL, all.TestICL}, "test_iwl": {few.TestIWL, all.TestIWL}} {
+			same := slices.EqualFunc(x[0], x[1], func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) })
+			if !same || len(x[0]) != 301 { // test_iwl is NaN in context: compared by bits
+				t.Errorf("%s, dense %d: %s differ", c.m.Name(), c.dense, name)
+			}
+		}
 	}
 }

@@ -177,13 +177,14 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 	if s.Data.Standard() {
 		tr.Plateaus = ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
 	}
-	if rs.TestLosses {
+	if rs.TestLosses && tr.TestICL == nil && tr.StateIndex == nil {
 		n := s.n
 		tr.TestICL, tr.TestIWL, tr.TestIDG = make([]float64, len(tr.Times)), make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
 		for i := range tr.Times {
 			tr.TestICL[i], tr.TestIWL[i], tr.TestIDG[i] = s.TestLosses(tr.States[i*n : (i+1)*n])
 		}
 	}
+	tr.thinStates(rs.StateEvery)
 	return tr, err
 }
 
@@ -193,7 +194,11 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 // a second pass. A run that fails returns the samples a recorder kept at
 // its accepted steps.
 func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
-	rec := newRecorder(s, rs.Samples, y0, s.Loss(y0))
+	recMax := rs.Samples // the samples of a run that fails: as many as the states kept
+	if kept := keptStates(rs.Samples, rs.StateEvery); kept != nil {
+		recMax = max(2, len(kept))
+	}
+	rec := newRecorder(s, recMax, y0, s.Loss(y0))
 	user := rs.Observer
 	rs.Observer = func(t float64, y []float64, loss float64) error {
 		rec.add(t, y, loss)
@@ -209,7 +214,11 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	switch rs.Method.Family() {
 	case ode.Multistep:
 		if s.Preconditioner() != nil {
-			rs.DenseBytes = min(rs.DenseBytes, BDFKeptStates*max(rs.Samples, bdfMinSamples)*s.n*8)
+			out := rs.Samples // the output states
+			if kept := keptStates(rs.Samples, rs.StateEvery); kept != nil {
+				out = len(kept)
+			}
+			rs.DenseBytes = min(rs.DenseBytes, BDFKeptStates*max(out, bdfMinSamples)*s.n*8)
 		}
 	}
 	tr, err := s.pass(ctx, y0, rs, s.levels())
@@ -229,11 +238,15 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 		T = tr.FinalT
 	}
 	times := rs.Grid.Times(T, rs.Samples, tr.path)
-	states, loss, err := tr.Sample(times)
+	kept := keptStates(len(times), rs.StateEvery)
+	states, loss, test, err := tr.sample(times, kept, rs.TestLosses && kept != nil)
 	if err != nil {
 		return nil, err
 	}
-	tr.Times, tr.Loss, tr.States, tr.Sampling = times, loss, states, FromDense
+	tr.Times, tr.Loss, tr.States, tr.Sampling, tr.StateIndex = times, loss, states, FromDense, kept
+	if test[0] != nil {
+		tr.TestICL, tr.TestIWL, tr.TestIDG = test[0], test[1], test[2]
+	}
 	return tr, nil
 }
 
@@ -315,7 +328,7 @@ func newRecorder(s *System, max int, y0 []float64, l0 float64) *recorder {
 	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
 	r.t = append(make([]float64, 0, max), 0)
 	r.loss = append(make([]float64, 0, max), l0)
-	r.states = append(make([]float64, 0, max*r.n), y0...)
+	r.states = append([]float64(nil), y0...) // grows as the run goes: most runs end well
 	return r
 }
 

@@ -5,8 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sbinet/npyio/npz"
 )
 
 // killedRun runs args to out and saves its state once, when the run
@@ -150,5 +153,58 @@ func sameFile(t *testing.T, got, want string) {
 	}
 	if !bytes.Equal(a, b) {
 		t.Errorf("%s differs from %s (%d and %d bytes)", got, want, len(a), len(b))
+	}
+}
+
+// TestStateEvery: -state-every 5 keeps the states at every 5th output
+// time and the last (state_t), the loss at all of them, the same values
+// as a run that keeps every state, and the figure draws it. Without the
+// flag every state is kept up to D = 64 (H = D: n = D(2D+1), 132 MB),
+// and every 4th at D = 128 (526 MB), within stateBudget.
+func TestStateEvery(t *testing.T) {
+	t.Parallel()
+	if k64, k128 := defaultStateEvery(2001, 64*129), defaultStateEvery(2001, 128*257); k64 != 1 || k128 != 4 {
+		t.Errorf("default -state-every: %d at D = 64, %d at D = 128; want 1 and 4", k64, k128)
+	}
+	dir := t.TempDir()
+	all, few := filepath.Join(dir, "all.npz"), filepath.Join(dir, "few.npz")
+	if code, _, stderr := runCLI(t, "run", "-D", "6", "-spectrum", "power:1", "-o", all, "-q"); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := runCLI(t, "run", "-D", "6", "-spectrum", "power:1", "-o", few, "-q", "-state-every", "5", "-plot"); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	ra, err := npz.Open(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ra.Close()
+	rf, err := npz.Open(few)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	ta, st := readFloats(t, ra, "t"), readFloats(t, rf, "state_t")
+	if len(st) != 401 || st[0] != 0 || st[400] != ta[2000] || st[1] != ta[5] {
+		t.Fatalf("state_t has %d times", len(st))
+	}
+	if !slices.Equal(readFloats(t, rf, "t"), ta) || !slices.Equal(readFloats(t, rf, "loss"), readFloats(t, ra, "loss")) {
+		t.Error("t or loss differ")
+	}
+	for _, name := range []string{"v", "K", "key_alignment", "M"} {
+		va, vf := readFloats(t, ra, name), readFloats(t, rf, name)
+		w := len(va) / len(ta)
+		for row := range st {
+			i := min(5*row, 2000)
+			if !slices.Equal(vf[row*w:(row+1)*w], va[i*w:(i+1)*w]) {
+				t.Fatalf("%s at state %d differs", name, row)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "few.png")); err != nil {
+		t.Errorf("no figure: %v", err)
+	}
+	if code, _, stderr := runCLI(t, "run", "-state-every", "0", "-o", few); code != ExitUsage || !strings.Contains(stderr, "-state-every = 0, want K ≥ 1") {
+		t.Errorf("-state-every 0: exit %d, %q", code, stderr)
 	}
 }

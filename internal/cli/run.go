@@ -72,6 +72,28 @@ func solverSettings(job *spec.Job) flow.RunSettings {
 		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: denseBudget()}
 }
 
+// stateBudget is the memory the output states of a run take at most
+// when -state-every is not given: 2001 states at D = 64 (132 MB) are all
+// kept, at D = 128 (526 MB) every 4th, so that the run stays under 1 GB.
+const stateBudget = 160 << 20
+
+// stateEvery is -state-every, or the least K that keeps the run's states
+// within stateBudget.
+func stateEvery(job *spec.Job) int {
+	sp := job.Spec
+	if sp.Given("state-every") {
+		return sp.StateEvery
+	}
+	return defaultStateEvery(sp.Samples, job.System.Len())
+}
+
+// defaultStateEvery is the least K ≥ 1 that keeps the states (n values
+// each) of every K-th of samples output times within stateBudget.
+func defaultStateEvery(samples, n int) int {
+	bytes := float64(samples) * float64(n) * 8
+	return max(1, int(math.Ceil(bytes/stateBudget)))
+}
+
 func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
 	s := job.System
@@ -87,7 +109,7 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		return nil
 	}
-	rs.TestLosses = lawMatters(s)
+	rs.TestLosses, rs.StateEvery = lawMatters(s), stateEvery(job)
 	ck, resume, err := newCheckpointer(e, job)
 	if err != nil {
 		return err

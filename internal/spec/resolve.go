@@ -290,6 +290,9 @@ func (s *Spec) resolveEnd() error {
 	} else if s.Given("tol") {
 		s.Clear("tol") // a fixed final time needs no convergence test
 	}
+	if s.Given("state-every") && s.StateEvery < 1 { // unset unless given, as -checkpoint
+		return fmt.Errorf("-state-every = %d, want K ≥ 1 (1: the states at every output time)", s.StateEvery)
+	}
 	if s.Given("checkpoint") { // unset unless given, so the sidecars of others do not change
 		if _, err := CheckpointInterval(s.Spec); err != nil {
 			return err
