@@ -328,7 +328,8 @@ func newRecorder(s *System, max int, y0 []float64, l0 float64) *recorder {
 	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
 	r.t = append(make([]float64, 0, max), 0)
 	r.loss = append(make([]float64, 0, max), l0)
-	r.states = append([]float64(nil), y0...) // grows as the run goes: most runs end well
+	// The states grow as the run goes (most runs end well), up to max.
+	r.states = append(make([]float64, 0, min(max, 16)*r.n), y0...)
 	return r
 }
 
@@ -361,6 +362,9 @@ func (r *recorder) push(t float64, yEigen []float64, loss float64) {
 	}
 	r.t = append(r.t, t)
 	r.loss = append(r.loss, loss)
+	if k := len(r.states); cap(r.states) < k+r.n { // grown by doubling, never beyond max states
+		r.states = append(make([]float64, 0, min(2*cap(r.states), r.max*r.n)), r.states...)
+	}
 	r.states = append(r.states, make([]float64, r.n)...)
 	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
 }
