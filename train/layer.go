@@ -53,6 +53,10 @@ func (l *tokenLayer) prefix(w, g *flow.Blocks, q *sequence, n int, weight float6
 // rowTimes sets out[j] = x̃_jᵀ M for the columns j = 0..n of the
 // prediction from n tokens (the query's label entry is 0), M (D+1)×H.
 func rowTimes(out, tok, mat []float64, n, d1, h int) {
+	if h == 2 {
+		rowTimes2(out, tok, mat, n, d1)
+		return
+	}
 	for j := 0; j <= n; j++ {
 		oj := out[j*h : (j+1)*h]
 		clear(oj)
@@ -71,6 +75,10 @@ func rowTimes(out, tok, mat []float64, n, d1, h int) {
 
 // weightedSum sets M = Σ_j x̃_j a_jᵀ over the columns j = 0..n, M (D+1)×H.
 func weightedSum(mat, tok, a []float64, n, d1, h int) {
+	if h == 2 {
+		weightedSum2(mat, tok, a, n, d1)
+		return
+	}
 	clear(mat)
 	for j := 0; j <= n; j++ {
 		aj := a[j*h : (j+1)*h]
@@ -84,6 +92,43 @@ func weightedSum(mat, tok, a []float64, n, d1, h int) {
 				mk[i] += x * ai
 			}
 		}
+	}
+}
+
+// rowTimes2 is rowTimes for two heads, the sums in registers and in the
+// same order (k = 0, 1, …), so with the same results bit for bit.
+func rowTimes2(out, tok, mat []float64, n, d1 int) {
+	mat = mat[:2*d1]
+	for j := 0; j <= n; j++ {
+		row := tok[j*d1 : (j+1)*d1]
+		if j == n {
+			row = row[:d1-1]
+		}
+		var a0, a1 float64
+		for k, x := range row {
+			a0 += x * mat[2*k]
+			a1 += x * mat[2*k+1]
+		}
+		out[2*j], out[2*j+1] = a0, a1
+	}
+}
+
+// weightedSum2 is weightedSum for two heads: each entry of M summed over
+// the columns j = 0, 1, … in order, as weightedSum does, in registers.
+func weightedSum2(mat, tok, a []float64, n, d1 int) {
+	a = a[:2*(n+1)]
+	for k := 0; k < d1; k++ {
+		last := n
+		if k == d1-1 { // the query's label entry is 0
+			last = n - 1
+		}
+		var m0, m1 float64
+		for j := 0; j <= last; j++ {
+			x := tok[j*d1+k]
+			m0 += x * a[2*j]
+			m1 += x * a[2*j+1]
+		}
+		mat[2*k], mat[2*k+1] = m0, m1
 	}
 }
 
