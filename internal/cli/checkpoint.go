@@ -103,7 +103,7 @@ func (c *checkpointer) hook(ck *flow.Checkpoint) error {
 	h := hooks(c.e.ctx)
 	due := time.Since(c.last) >= c.every
 	if h.checkpointDue != nil {
-		due = h.checkpointDue(ck.T)
+		due = h.checkpointDue(c.path, ck.T)
 	}
 	if c.failed || !(due || c.e.ctx.Err() != nil) {
 		return nil

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sbinet/npyio/npz"
@@ -21,7 +23,7 @@ func killedRun(t *testing.T, out string, T float64, args []string) {
 	ckpt := checkpointPath(out)
 	var atKill []byte
 	ctx := withTestHooks(context.Background(), &testHooks{
-		checkpointDue: func(tt float64) bool { return atKill == nil && tt > T/2 },
+		checkpointDue: func(_ string, tt float64) bool { return atKill == nil && tt > T/2 },
 		checkpointed: func(path string) {
 			var err error
 			if atKill, err = os.ReadFile(path); err != nil {
@@ -206,5 +208,62 @@ func TestStateEvery(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, "run", "-state-every", "0", "-o", few); code != ExitUsage || !strings.Contains(stderr, "-state-every = 0, want K ≥ 1") {
 		t.Errorf("-state-every 0: exit %d, %q", code, stderr)
+	}
+}
+
+// TestSweepCheckpoint: each run of a sweep saves its state beside its
+// output; a sweep killed after every run's checkpoint at t = 4000 (past
+// the first drop of the paper's example) and run again continues each
+// run from it, to the sweep's files byte for byte.
+func TestSweepCheckpoint(t *testing.T) {
+	t.Parallel()
+	specPath := writeSpec(t, `{"seed": [1, 2], "samples": 120}`)
+	whole, killed := t.TempDir(), t.TempDir()
+	if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", whole, "-j", "2"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var mu sync.Mutex
+	atKill := map[string][]byte{}
+	ctx := withTestHooks(context.Background(), &testHooks{
+		checkpointDue: func(path string, tt float64) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return atKill[path] == nil && tt > 4000
+		},
+		checkpointed: func(path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			atKill[path] = b
+			mu.Unlock()
+		},
+	})
+	if code, out := sweep(t, ctx, "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || len(atKill) != 2 {
+		t.Fatalf("exit %d, %d checkpoints\n%s", code, len(atKill), out)
+	}
+	for path, b := range atKill { // the state each run had when killed, its output not written
+		os.WriteFile(path, b, 0o644)
+		npz := strings.TrimSuffix(path, ".ckpt") + ".npz"
+		os.Remove(npz)
+		os.Remove(strings.TrimSuffix(npz, ".npz") + ".json")
+	}
+	os.Remove(filepath.Join(killed, "index.json"))
+	os.Remove(filepath.Join(killed, "index.npz"))
+	var before atomic.Bool // a step before the checkpoints: a run started over
+	ctx = withTestHooks(context.Background(), &testHooks{step: func(tt float64) {
+		if tt <= 4000 {
+			before.Store(true)
+		}
+	}})
+	if code, out := sweep(t, ctx, "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || !strings.Contains(out, "(0 reused)") || before.Load() {
+		t.Fatalf("the sweep run again: exit %d, a run started over: %v\n%s", code, before.Load(), out)
+	}
+	for _, f := range []string{"run-0.npz", "run-1.npz", "index.npz"} {
+		sameFile(t, filepath.Join(killed, f), filepath.Join(whole, f))
+	}
+	if left, _ := filepath.Glob(filepath.Join(killed, "*.ckpt")); len(left) > 0 {
+		t.Errorf("checkpoints left: %v", left)
 	}
 }

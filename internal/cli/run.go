@@ -32,7 +32,7 @@ type testHooks struct {
 	runDone func(done int)  // after each run of a sweep, with the runs done
 	// checkpointDue, if not nil, says when run saves its state instead
 	// of the interval; checkpointed is called after each save.
-	checkpointDue func(t float64) bool
+	checkpointDue func(path string, t float64) bool
 	checkpointed  func(path string)
 }
 
