@@ -56,7 +56,13 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 		return nil, nil, err
 	}
 	path := checkpointPath(e.out)
-	if every == 0 || !flow.CanCheckpoint(job.Method) {
+	if every == 0 {
+		return nil, nil, nil
+	}
+	if !flow.CanCheckpoint(job.Method) {
+		if job.Spec.Given("checkpoint") {
+			fmt.Fprintf(e.stderr, "linattn %s: -checkpoint: %s cannot save its state; the run goes on without checkpoints\n", e.cmd.Name, job.Method.Name())
+		}
 		return nil, nil, nil
 	}
 	c := &checkpointer{e: e, path: path, every: every, digest: jobDigest(job), last: time.Now(), savedT: -1}

@@ -267,3 +267,14 @@ func TestSweepCheckpoint(t *testing.T) {
 		t.Errorf("checkpoints left: %v", left)
 	}
 }
+
+// TestCheckpointMethods: a method that cannot save its state (Rodas5P)
+// runs without checkpoints, and says so when -checkpoint is given.
+func TestCheckpointMethods(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "run.npz")
+	code, _, stderr := runCLI(t, "run", "-method", "rodas5p", "-checkpoint", "10s", "-o", out, "-q")
+	if code != ExitOK || stderr != "linattn run: -checkpoint: Rodas5P cannot save its state; the run goes on without checkpoints\n" {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
