@@ -33,10 +33,10 @@ func pcrFigure(f *file) (*Figure, error) {
 		for _, x := range append(append([]float64{}, lm...), pm...) {
 			scale = math.Max(scale, math.Abs(x))
 		}
-		title := fmt.Sprintf("m = %d, t = %s", m, shortNumber(rd.t[i]))
+		title := fmt.Sprintf("m = %d, t = %s", m, shortNumber(rd.ts[i]))
 		if len(times) > 6 {
 			title = fmt.Sprintf("m = %d", m)
-			fig.addNote(fmt.Sprintf("plateau m = %d drawn at t = %.4g", m, rd.t[i]))
+			fig.addNote(fmt.Sprintf("plateau m = %d drawn at t = %.4g", m, rd.ts[i]))
 		}
 		top = append(top, &Panel{Title: title, Heat: &Heat{Z: rows(lm, d)}})
 		bottom = append(bottom, &Panel{Heat: &Heat{Z: rows(pm, d)}})
@@ -72,7 +72,7 @@ const barShare = 0.8
 // (from the first positive time before the first drop), and the last sample
 // for the plateau after the last drop.
 func plateauSamples(rd *runData) (idx, ms []int) {
-	t := rd.t
+	t := rd.ts // the times of the states
 	start := sort.Search(len(t), func(i int) bool { return t[i] > 0 })
 	if start == len(t) {
 		start = len(t) - 1

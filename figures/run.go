@@ -15,7 +15,8 @@ import (
 // runData is what the figures of a run file draw (docs/cli.md, "run").
 type runData struct {
 	t, loss   []float64 // (S,)
-	v         []float64 // (S, H)
+	ts        []float64 // the times of the states (S'): state_t, or t
+	v         []float64 // (S', H)
 	alignment []float64 // key_alignment (S, H, R, D), separate model
 	m         []float64 // M (S, D, D)
 	lambda    []float64 // Lambda (D, D)
@@ -42,6 +43,13 @@ func readRun(f *file) (*runData, error) {
 	if rd.loss, _, err = f.Floats(output.Loss, s); err != nil {
 		return nil, err
 	}
+	rd.ts = rd.t
+	if f.Has(output.StateTimes) { // the states at some of the times only
+		if rd.ts, _, err = f.Floats(output.StateTimes, -1); err != nil {
+			return nil, err
+		}
+	}
+	s = len(rd.ts)
 	var shape []int
 	if rd.v, shape, err = f.Floats(output.Values, s, -1); err != nil {
 		return nil, err
@@ -320,7 +328,7 @@ type head struct {
 // eigenvectors e_d with the largest Σ_r |⟨k̂_r, e_d⟩|² at the end. Heads
 // are coloured in the order of the first eigenvector they learned.
 func learnedHeads(rd *runData) []head {
-	s, h, d, r := len(rd.t), rd.h, rd.d, rd.r
+	s, h, d, r := len(rd.ts), rd.h, rd.d, rd.r
 	final := rd.v[(s-1)*h:]
 	big := 0.0
 	for _, v := range final {
@@ -375,7 +383,7 @@ func valuePanel(rd *runData, heads []head, log bool) *Panel {
 		order = byEigenvector(heads)
 	}
 	for _, hd := range order {
-		t, v, _ := onAxis(rd.t, column(rd.v, rd.h, hd.index), log)
+		t, v, _ := onAxis(rd.ts, column(rd.v, rd.h, hd.index), log)
 		c := Curve{X: t, Y: v, Color: hd.color}
 		switch {
 		case rd.merged:
@@ -446,7 +454,7 @@ func byEigenvector(heads []head) []head {
 // it is |⟨k̂, e_d⟩| of the eigenvector the head learns. Dormant heads are
 // drawn thin and grey with their best alignment to any one eigenvector.
 func alignmentPanel(rd *runData, heads []head, log bool) *Panel {
-	s, h, d, r := len(rd.t), rd.h, rd.d, rd.r
+	s, h, d, r := len(rd.ts), rd.h, rd.d, rd.r
 	p := &Panel{YLabel: "key alignment", YRange: Range{0, 1.04}}
 	for _, hd := range heads {
 		y := make([]float64, s)
@@ -468,7 +476,7 @@ func alignmentPanel(rd *runData, heads []head, log bool) *Panel {
 			}
 			y[i] = math.Sqrt(sum / float64(r))
 		}
-		t, y, _ := onAxis(rd.t, y, log)
+		t, y, _ := onAxis(rd.ts, y, log)
 		p.Curves = append(p.Curves, Curve{X: t, Y: y, Color: hd.color, Thin: hd.learned == nil})
 	}
 	// Dormant heads first, so the learning heads are drawn over them.

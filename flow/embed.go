@@ -38,8 +38,8 @@ func (s *System) runReduced(ctx context.Context, red *System, y0 []float64, rs R
 			return user(t, full, loss)
 		}
 	}
-	tests := rs.TestLosses
-	rs.TestLosses = false
+	tests, every := rs.TestLosses, rs.StateEvery
+	rs.TestLosses, rs.StateEvery = false, 0 // on the full states, below
 	tr, err := red.run(ctx, y0[:nr], rs)
 	if tr == nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (s *System) runReduced(ctx context.Context, red *System, y0 []float64, rs R
 		}
 	}
 	tr.pad = pad
-	rs.TestLosses = tests
+	rs.TestLosses, rs.StateEvery = tests, every
 	return s.finish(tr, err, rs)
 }
 

@@ -13,7 +13,9 @@ import (
 // (package output owns their names, shapes and files).
 
 // RunArrays lays out the run tr of s as linattn run writes it (out/run.npz):
-// Times, Loss, Values, then Keys, Queries and KeyAlignment (separate model)
+// Times, Loss, StateTimes (when the states are kept at some of the times
+// only: Trajectory.StateIndex), Values, then Keys, Queries and
+// KeyAlignment (separate model)
 // or KeyQuery (merged), Map, the law (law.Data.Arrays), Transitions and
 // TransitionM; then the full layer's extra blocks (ExtraArrays), the test
 // losses when the run computed them, and the fixed tasks (Tasks) when they
@@ -21,7 +23,9 @@ import (
 // read off the run (Trajectory.Plateaus), not the in-context
 // L(M_m). tr.States holds s's states in the original basis, row-major.
 func RunArrays(s *System, tr *Trajectory) []export.Array {
-	nt, n := len(tr.Times), s.Len()
+	n := s.Len()
+	nt := len(tr.States) / n // the states kept: at every output time unless StateIndex
+	ns := len(tr.Times)
 	d, h, r := s.Dim(), s.Model.H, s.Model.R
 	nr := s.Model.ReducedLen(d)
 	hrd := h * r * d
@@ -54,10 +58,17 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 		ms[i], ts[i] = int64(tn.M), tn.T
 	}
 	arrays := []export.Array{
-		export.Floats(output.Times, tr.Times, nt),
-		export.Floats(output.Loss, tr.Loss, nt),
-		export.Floats(output.Values, v, nt, h),
+		export.Floats(output.Times, tr.Times, ns),
+		export.Floats(output.Loss, tr.Loss, ns),
 	}
+	if tr.StateIndex != nil {
+		st := make([]float64, len(tr.StateIndex))
+		for i, k := range tr.StateIndex {
+			st[i] = tr.Times[k]
+		}
+		arrays = append(arrays, export.Floats(output.StateTimes, st, len(st)))
+	}
+	arrays = append(arrays, export.Floats(output.Values, v, nt, h))
 	if s.Model.Kind == Merged {
 		arrays = append(arrays, export.Floats(output.KeyQuery, u, nt, h, d, d))
 	} else {
@@ -77,9 +88,9 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 		export.Ints(output.TransitionM, ms, len(ms)))
 	arrays = append(arrays, ExtraArrays(s.Model, d, tr.States, nt)...)
 	if tr.TestICL != nil {
-		arrays = append(arrays, export.Floats(output.TestICL, tr.TestICL, nt), export.Floats(output.TestIWL, tr.TestIWL, nt))
+		arrays = append(arrays, export.Floats(output.TestICL, tr.TestICL, ns), export.Floats(output.TestIWL, tr.TestIWL, ns))
 		if s.Data.HasFixed() {
-			arrays = append(arrays, export.Floats(output.TestIDG, tr.TestIDG, nt))
+			arrays = append(arrays, export.Floats(output.TestIDG, tr.TestIDG, ns))
 		}
 	}
 	if tasks := s.Data.Tasks(); len(tasks.Fixed) > 0 && (!s.Data.InContext() || tr.TestIWL != nil) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/linattn/linattn/ode"
 )
@@ -127,11 +128,29 @@ type RunSettings struct {
 	// TestLosses computes the exact test losses at the output times
 	// (Trajectory.TestICL, TestIWL, TestIDG).
 	TestLosses bool
+	// StateEvery > 1 keeps the states at every StateEvery-th output time
+	// and the last only (Trajectory.StateIndex), the loss and the test
+	// losses at all: at large D the states are most of a run's memory
+	// (2001 of them take 0.5 GB at D = 128). 0 or 1 keeps them all.
+	StateEvery int
 	// Observer, if not nil, is called at every accepted step with the time,
 	// the state in eigen coordinates (System.FromEigen converts; valid only
 	// during the call) and the loss there. An error stops the run (Status
 	// Interrupted).
 	Observer func(t float64, y []float64, loss float64) error
+
+	// Checkpoint, if not nil, is called after the accepted steps of the
+	// pass Run begins with (all but the last; a second pass has none),
+	// with the state of the run there, which it may save
+	// (Checkpoint.Save; CanCheckpoint says which methods can). An error
+	// stops the run (Interrupted).
+	Checkpoint func(*Checkpoint) error
+	// Resume, if not nil, continues the run that saved it
+	// (ReadCheckpoint): Run on the same System, y0 and settings then
+	// returns what the run that was not stopped returns, bit for bit,
+	// except the samples at accepted steps of a run that fails again
+	// (Sampling AtSteps), which begin at the resumed step.
+	Resume *Resume
 }
 
 // Transition is a crossing of the loss through the level half-way between
@@ -210,10 +229,12 @@ const (
 // (package train) describes its runs with the same fields.
 type Trajectory struct {
 	// Times are the output times; States holds the state at each in the
-	// original basis, row-major (len(Times) × Len()); Loss the loss.
-	Times  []float64
-	States []float64
-	Loss   []float64
+	// original basis, row-major (len(Times) × Len()), or at the times
+	// StateIndex lists (RunSettings.StateEvery); Loss the loss.
+	Times      []float64
+	States     []float64
+	Loss       []float64
+	StateIndex []int // nil: a state at every output time
 	// Sampling says how Times were chosen and the samples computed.
 	Sampling Sampling
 
@@ -260,20 +281,78 @@ func (tr *Trajectory) Dense() bool { return tr.dense != nil }
 // values are those a run with these output times would return, up to the
 // step that ends the run, which a run with a final time cuts differently.
 func (tr *Trajectory) Sample(times []float64) (states, loss []float64, err error) {
+	states, loss, _, err = tr.sample(times, nil, false)
+	return states, loss, err
+}
+
+// sample is Sample keeping the states at the indices kept only (nil: at
+// every time), with the test losses at every time when tests is set
+// (TestICL, TestIWL, TestIDG in order).
+func (tr *Trajectory) sample(times []float64, kept []int, tests bool) (states, loss []float64, test [3][]float64, err error) {
 	if tr.dense == nil {
-		return nil, nil, fmt.Errorf("flow: Trajectory.Sample: the run kept no dense output (RunSettings.DenseBytes)")
+		return nil, nil, test, fmt.Errorf("flow: Trajectory.Sample: the run kept no dense output (RunSettings.DenseBytes)")
 	}
 	n, stride := tr.sys.n, tr.sys.n+tr.pad
-	states, loss = make([]float64, len(times)*stride), make([]float64, len(times))
-	ye := make([]float64, n)
+	rows := len(times)
+	if kept != nil {
+		rows = len(kept)
+	}
+	states, loss = make([]float64, rows*stride), make([]float64, len(times))
+	if tests {
+		for j := range test {
+			test[j] = make([]float64, len(times))
+		}
+	}
+	ye, y := make([]float64, n), make([]float64, stride)
+	row := 0
 	for i, t := range times {
 		if _, err := tr.dense.At(ye, t); err != nil {
-			return nil, nil, fmt.Errorf("flow: Trajectory.Sample: %w", err)
+			return nil, nil, test, fmt.Errorf("flow: Trajectory.Sample: %w", err)
 		}
 		loss[i] = tr.sys.LossEigen(ye)
-		tr.sys.FromEigen(states[i*stride:i*stride+n], ye)
+		dst := y
+		if kept == nil || (row < len(kept) && kept[row] == i) {
+			dst = states[row*stride : (row+1)*stride]
+			row++
+		}
+		tr.sys.FromEigen(dst[:n], ye)
+		if tests {
+			test[0][i], test[1][i], test[2][i] = tr.sys.TestLosses(dst[:n])
+		}
 	}
-	return states, loss, nil
+	return states, loss, test, nil
+}
+
+// keptStates returns the indices of the output times of nt whose states
+// a run with StateEvery every keeps: every every-th and the last; nil for
+// all.
+func keptStates(nt, every int) []int {
+	if every <= 1 || nt == 0 {
+		return nil
+	}
+	var kept []int
+	for i := 0; i < nt; i += every {
+		kept = append(kept, i)
+	}
+	if kept[len(kept)-1] != nt-1 {
+		kept = append(kept, nt-1)
+	}
+	return kept
+}
+
+// thinStates keeps the states of tr at every-th output time and the last
+// (StateIndex).
+func (tr *Trajectory) thinStates(every int) {
+	kept := keptStates(len(tr.Times), every)
+	if kept == nil || tr.StateIndex != nil || tr.Sampling == AtSteps {
+		return
+	}
+	stride := len(tr.States) / len(tr.Times)
+	for row, i := range kept {
+		copy(tr.States[row*stride:(row+1)*stride], tr.States[i*stride:(i+1)*stride])
+	}
+	tr.States = slices.Clip(tr.States[:len(kept)*stride])
+	tr.StateIndex = kept
 }
 
 // levels returns the half-way levels whose crossings Run records: those
@@ -329,6 +408,21 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	}
 	lossAt := ode.CacheByTime(s.LossEigen)
 	path := newPathRecorder(s, y0)
+	var resume *ode.Snapshot
+	if rs.Resume != nil {
+		var err error
+		if resume, err = s.resumePass(rs.Resume, path, settle); err != nil {
+			return nil, err
+		}
+	}
+	var checkpoint func(*ode.Checkpoint) error
+	if rs.Checkpoint != nil {
+		c := &Checkpoint{n: s.n, path: path, settle: settle}
+		checkpoint = func(oc *ode.Checkpoint) error {
+			c.T, c.oc = oc.T, oc
+			return rs.Checkpoint(c)
+		}
+	}
 	// The analytic Jacobian serves Rodas5P, alone or inside an Auto method,
 	// and BDF's dense factorization; the other methods never call it. It is
 	// symmetric (J = −∇²L/(2τ), symmetrized: Linearization.Dense).
@@ -349,6 +443,8 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		Observer:     passObserver(rs.Observer, path, settle, lossAt),
 		Dense:        rs.DenseBytes > 0,
 		DenseLimit:   max(1, rs.DenseBytes/8),
+		Checkpoint:   checkpoint,
+		Resume:       resume,
 	})
 	if res == nil {
 		return nil, err

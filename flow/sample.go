@@ -162,6 +162,7 @@ func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		}
 	}
 	rs.Times, rs.DenseBytes = rs.Grid.Times(T, rs.Samples, first.path), 0
+	rs.Checkpoint, rs.Resume = nil, nil // a checkpoint is of the first pass
 	tr, err := s.pass(ctx, y0, rs, levels)
 	if tr != nil {
 		stats := first.Stats
@@ -183,13 +184,14 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 	if s.Data.Standard() {
 		tr.Plateaus = ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
 	}
-	if rs.TestLosses {
+	if rs.TestLosses && tr.TestICL == nil && tr.StateIndex == nil {
 		n := s.n
 		tr.TestICL, tr.TestIWL, tr.TestIDG = make([]float64, len(tr.Times)), make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
 		for i := range tr.Times {
 			tr.TestICL[i], tr.TestIWL[i], tr.TestIDG[i] = s.TestLosses(tr.States[i*n : (i+1)*n])
 		}
 	}
+	tr.thinStates(rs.StateEvery)
 	return tr, err
 }
 
@@ -199,7 +201,11 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 // a second pass. A run that fails returns the samples a recorder kept at
 // its accepted steps.
 func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
-	rec := newRecorder(s, rs.Samples, y0, s.Loss(y0))
+	recMax := rs.Samples // the samples of a run that fails: as many as the states kept
+	if kept := keptStates(rs.Samples, rs.StateEvery); kept != nil {
+		recMax = max(2, len(kept))
+	}
+	rec := newRecorder(s, recMax, y0, s.Loss(y0))
 	user := rs.Observer
 	rs.Observer = func(t float64, y []float64, loss float64) error {
 		rec.add(t, y, loss)
@@ -215,7 +221,11 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	switch rs.Method.Family() {
 	case ode.Multistep:
 		if s.Preconditioner() != nil {
-			rs.DenseBytes = min(rs.DenseBytes, BDFKeptStates*max(rs.Samples, bdfMinSamples)*s.n*8)
+			out := rs.Samples // the output states
+			if kept := keptStates(rs.Samples, rs.StateEvery); kept != nil {
+				out = len(kept)
+			}
+			rs.DenseBytes = min(rs.DenseBytes, BDFKeptStates*max(out, bdfMinSamples)*s.n*8)
 		}
 	}
 	tr, err := s.pass(ctx, y0, rs, s.levels())
@@ -235,11 +245,15 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 		T = tr.FinalT
 	}
 	times := rs.Grid.Times(T, rs.Samples, tr.path)
-	states, loss, err := tr.Sample(times)
+	kept := keptStates(len(times), rs.StateEvery)
+	states, loss, test, err := tr.sample(times, kept, rs.TestLosses && kept != nil)
 	if err != nil {
 		return nil, err
 	}
-	tr.Times, tr.Loss, tr.States, tr.Sampling = times, loss, states, FromDense
+	tr.Times, tr.Loss, tr.States, tr.Sampling, tr.StateIndex = times, loss, states, FromDense, kept
+	if test[0] != nil {
+		tr.TestICL, tr.TestIWL, tr.TestIDG = test[0], test[1], test[2]
+	}
 	return tr, nil
 }
 
@@ -321,7 +335,8 @@ func newRecorder(s *System, max int, y0 []float64, l0 float64) *recorder {
 	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
 	r.t = append(make([]float64, 0, max), 0)
 	r.loss = append(make([]float64, 0, max), l0)
-	r.states = append(make([]float64, 0, max*r.n), y0...)
+	// The states grow as the run goes (most runs end well), up to max.
+	r.states = append(make([]float64, 0, min(max, 16)*r.n), y0...)
 	return r
 }
 
@@ -354,6 +369,9 @@ func (r *recorder) push(t float64, yEigen []float64, loss float64) {
 	}
 	r.t = append(r.t, t)
 	r.loss = append(r.loss, loss)
+	if k := len(r.states); cap(r.states) < k+r.n { // grown by doubling, never beyond max states
+		r.states = append(make([]float64, 0, min(2*cap(r.states), r.max*r.n)), r.states...)
+	}
 	r.states = append(r.states, make([]float64, r.n)...)
 	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
 }

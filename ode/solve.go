@@ -105,6 +105,9 @@ func (in *Integrator) Solve(ctx context.Context, p Problem, s Settings) (*Result
 	r := &run{in: in, p: &p, s: &s, cfg: cfg, done: ctx.Done(), ctx: ctx}
 	in.f = p.Func
 	defer func() { in.f = nil }()
+	if s.Resume != nil {
+		return r.resume(s.Resume)
+	}
 	return r.solve()
 }
 
@@ -124,6 +127,10 @@ type run struct {
 	t, h      float64
 	iEval     int
 	evalsSeen int // FuncEvals already attributed to a method
+
+	lastActive int  // the method of the last attempt (−1: none yet)
+	nonFinite  bool // the latest rejection was caused by NaN or Inf
+	ckpt       Checkpoint
 }
 
 func (r *run) solve() (*Result, error) {
@@ -149,7 +156,7 @@ func (r *run) solve() (*Result, error) {
 	r.t = p.T0
 	copy(in.y, p.Y0)
 	if st, ok := in.st.(*bdfStepper); ok {
-		st.keepSetups = s.Dense
+		st.keepSetups = s.Dense || s.Checkpoint != nil
 		if s.Dense {
 			r.bdf = st
 			r.res.Solution.beginBDF(p, in, st)
@@ -171,6 +178,7 @@ func (r *run) solve() (*Result, error) {
 	} else if r.h == 0 {
 		r.h = in.initialStep(p.Func, r.t, r.cfg)
 	}
+	r.lastActive = -1
 	return r.loop()
 }
 
@@ -194,10 +202,8 @@ func (r *run) controllers() error {
 
 func (r *run) loop() (*Result, error) {
 	in, s, cfg := r.in, r.s, r.cfg
-	rejected := false  // the previous attempt was rejected
-	nonFinite := false // the latest rejection was caused by NaN or Inf
-	lastActive := -1
-	for attempts := 0; ; attempts++ {
+	rejected := false                                                  // the previous attempt was rejected
+	for attempts := in.stats.Steps + in.stats.Rejected; ; attempts++ { // as many as the solve has made
 		if err := r.check(attempts); err != nil {
 			return r.res, err
 		}
@@ -207,7 +213,7 @@ func (r *run) loop() (*Result, error) {
 		}
 		if !(math.Abs(h) >= 10*ulp(r.t)) {
 			st, cause := StepTooSmall, "step size below 10 ulp of t (tolerance cannot be met)"
-			if nonFinite {
+			if r.nonFinite {
 				st, cause = NonFinite, "NaN or Inf in the step that rejection could not cure"
 			}
 			return r.fail(h, st, cause, nil)
@@ -220,9 +226,9 @@ func (r *run) loop() (*Result, error) {
 		active := in.st.active()
 		r.attribute(active)
 		ctl := &r.ctls[active]
-		if active != lastActive {
+		if active != r.lastActive {
 			ctl.reset()
-			lastActive = active
+			r.lastActive = active
 		}
 		if s.FixedStep > 0 {
 			if rejectScale > 0 {
@@ -236,11 +242,11 @@ func (r *run) loop() (*Result, error) {
 		if !finite(errNorm) || errNorm > 1 {
 			in.stats.Rejected++
 			in.stats.PerMethod[active].Rejected++
-			rejected, nonFinite = true, !finite(errNorm)
+			rejected, r.nonFinite = true, !finite(errNorm)
 			switch {
 			case rejectScale > 0: // the method's own factor (Radau5)
 				r.h = h * rejectScale
-			case nonFinite:
+			case r.nonFinite:
 				r.h = h * 0.1
 			default:
 				r.h = r.reject(ctl, h, errNorm, safetyScale)
@@ -257,6 +263,12 @@ func (r *run) loop() (*Result, error) {
 		rejected = false // nonFinite stays: the steps that collapse near a NaN region alternate with accepted ones
 		if cfg.dir*(r.t-r.p.T1) >= 0 {
 			break
+		}
+		if s.Checkpoint != nil {
+			r.ckpt = Checkpoint{T: r.t, r: r}
+			if err := s.Checkpoint(&r.ckpt); err != nil {
+				return r.fail(r.h, Stopped, "stopped at a checkpoint", err)
+			}
 		}
 	}
 	return r.finish()

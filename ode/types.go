@@ -109,6 +109,18 @@ type Settings struct {
 	// Observer, if not nil, is called after every accepted step. A non-nil
 	// error ends the solve with StatusStopped, returning that error wrapped.
 	Observer func(*Step) error
+
+	// Checkpoint, if not nil, is called after every accepted step but the
+	// last, once the next step size is chosen, with the state of the solve
+	// there, which it may save (Checkpoint.Save; CanCheckpoint says which
+	// methods can). A non-nil error ends the solve with StatusStopped.
+	Checkpoint func(*Checkpoint) error
+
+	// Resume, if not nil, continues the solve that saved it (ReadSnapshot)
+	// instead of starting at T0: the same Problem and Settings (method,
+	// tolerances, events, output times, Dense) give the same steps and
+	// the same Result, bit for bit, as the solve that was not stopped.
+	Resume *Snapshot
 }
 
 // Controller is the step-size controller. For the explicit Runge–Kutta

@@ -54,6 +54,9 @@ type Spec struct {
 	RTol    float64
 	ATol    float64
 
+	Checkpoint string
+	StateEvery int
+
 	Stability bool
 
 	Align  float64
@@ -175,6 +178,12 @@ var fields = []Field{
 		ptr: func(s *Spec) any { return &s.RTol }},
 	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for bdf, dop853, dp5, tsit5)",
 		ptr: func(s *Spec) any { return &s.ATol }},
+
+	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit (default 1m)",
+		ptr: func(s *Spec) any { return &s.Checkpoint }},
+
+	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time (default: 1 while the states of all output times take at most 160 MB, D ≤ 64 at H = D; else the least K within it: 4 at D = 128)",
+		ptr: func(s *Spec) any { return &s.StateEvery }},
 
 	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention) (default: reduced for run, full for train)",
 		ptr: func(s *Spec) any { return &s.Layer }},

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -298,7 +299,35 @@ func (s *Spec) resolveEnd() error {
 	} else if s.Given("tol") {
 		s.Clear("tol") // a fixed final time needs no convergence test
 	}
+	if s.Given("state-every") && s.StateEvery < 1 { // unset unless given, as -checkpoint
+		return fmt.Errorf("-state-every = %d, want K ≥ 1 (1: the states at every output time)", s.StateEvery)
+	}
+	if s.Given("checkpoint") { // unset unless given, so the sidecars of others do not change
+		if _, err := CheckpointInterval(s.Spec); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// DefaultCheckpoint is how often a run saves its state when -checkpoint is
+// not given: a killed run loses at most this much of its work.
+const DefaultCheckpoint = time.Minute
+
+// CheckpointInterval returns -checkpoint's interval: DefaultCheckpoint
+// unless given, 0 for none.
+func CheckpointInterval(sp *output.Spec) (time.Duration, error) {
+	if !sp.Given("checkpoint") {
+		return DefaultCheckpoint, nil
+	}
+	if sp.Checkpoint == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(sp.Checkpoint)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("-checkpoint = %q, want a duration ≥ 0 such as 30s or 5m (0: no checkpoints)", sp.Checkpoint)
+	}
+	return d, nil
 }
 
 // resolveOutput settles the output grid.

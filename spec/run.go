@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -33,14 +34,36 @@ func ReadFile(path string) (*output.Spec, error) {
 }
 
 // RunSettings returns the flow's settings of the job (-T, -tol, -samples,
-// -grid, -method, -rtol, -atol), with the exact test losses where the layer
+// -grid, -method, -rtol, -atol, -state-every), with the exact test losses where the layer
 // or the law go beyond the paper's (TestLossesMatter) and a continuous
 // extension of at most an eighth of the available memory (DenseBudget).
 func (j *Job) RunSettings() flow.RunSettings {
 	sp := j.Spec
 	return flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: GridByName(sp.Grid),
 		Method: j.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: DenseBudget(),
-		TestLosses: TestLossesMatter(j.System)}
+		TestLosses: TestLossesMatter(j.System), StateEvery: j.stateEvery()}
+}
+
+// stateBudget is the memory the output states of a run take at most
+// when -state-every is not given: 2001 states at D = 64 (132 MB) are all
+// kept, at D = 128 (526 MB) every 4th, so that the run stays under 1 GB.
+const stateBudget = 160 << 20
+
+// stateEvery is -state-every, or the least K that keeps the run's states
+// within stateBudget.
+func (j *Job) stateEvery() int {
+	sp := j.Spec
+	if sp.Given("state-every") {
+		return sp.StateEvery
+	}
+	return DefaultStateEvery(sp.Samples, j.System.Len())
+}
+
+// DefaultStateEvery is the least K ≥ 1 that keeps the states (n values
+// each) of every K-th of samples output times within 160 MB.
+func DefaultStateEvery(samples, n int) int {
+	bytes := float64(samples) * float64(n) * 8
+	return max(1, int(math.Ceil(bytes/stateBudget)))
 }
 
 // GridByName returns the output grid of -grid (drops, lin or log).

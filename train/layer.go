@@ -53,6 +53,15 @@ func (l *tokenLayer) prefix(w, g *flow.Blocks, q *sequence, n int, weight float6
 // rowTimes sets out[j] = x̃_jᵀ M for the columns j = 0..n of the
 // prediction from n tokens (the query's label entry is 0), M (D+1)×H.
 func rowTimes(out, tok, mat []float64, n, d1, h int) {
+	if h == 2 {
+		rowTimes2(out, tok, mat, n, d1)
+		return
+	}
+	rowTimesAny(out, tok, mat, n, d1, h)
+}
+
+// rowTimesAny is rowTimes for any number of heads.
+func rowTimesAny(out, tok, mat []float64, n, d1, h int) {
 	for j := 0; j <= n; j++ {
 		oj := out[j*h : (j+1)*h]
 		clear(oj)
@@ -71,6 +80,15 @@ func rowTimes(out, tok, mat []float64, n, d1, h int) {
 
 // weightedSum sets M = Σ_j x̃_j a_jᵀ over the columns j = 0..n, M (D+1)×H.
 func weightedSum(mat, tok, a []float64, n, d1, h int) {
+	if h == 2 {
+		weightedSum2(mat, tok, a, n, d1)
+		return
+	}
+	weightedSumAny(mat, tok, a, n, d1, h)
+}
+
+// weightedSumAny is weightedSum for any number of heads.
+func weightedSumAny(mat, tok, a []float64, n, d1, h int) {
 	clear(mat)
 	for j := 0; j <= n; j++ {
 		aj := a[j*h : (j+1)*h]
@@ -84,6 +102,73 @@ func weightedSum(mat, tok, a []float64, n, d1, h int) {
 				mk[i] += x * ai
 			}
 		}
+	}
+}
+
+// rowTimes2 is rowTimes for two heads: each sum in a register and in the
+// same order (k = 0, 1, …), so with the same results bit for bit, two
+// columns at a time so that four independent sums overlap.
+func rowTimes2(out, tok, mat []float64, n, d1 int) {
+	mat = mat[:2*d1]
+	j := 0
+	for ; j+1 < n; j += 2 { // columns j and j+1, both before the query
+		r0, r1 := tok[j*d1:(j+1)*d1], tok[(j+1)*d1:(j+2)*d1]
+		r1 = r1[:len(r0)]
+		var a0, a1, b0, b1 float64
+		for k, x := range r0 {
+			y := r1[k]
+			m0, m1 := mat[2*k], mat[2*k+1]
+			a0 += x * m0
+			a1 += x * m1
+			b0 += y * m0
+			b1 += y * m1
+		}
+		out[2*j], out[2*j+1], out[2*j+2], out[2*j+3] = a0, a1, b0, b1
+	}
+	for ; j <= n; j++ {
+		row := tok[j*d1 : (j+1)*d1]
+		if j == n {
+			row = row[:d1-1] // the query's label entry is 0
+		}
+		var a0, a1 float64
+		for k, x := range row {
+			a0 += x * mat[2*k]
+			a1 += x * mat[2*k+1]
+		}
+		out[2*j], out[2*j+1] = a0, a1
+	}
+}
+
+// weightedSum2 is weightedSum for two heads: each entry of M summed over
+// the columns j = 0, 1, … in order, as weightedSum does, in registers, two
+// rows of M at a time so that four independent sums overlap.
+func weightedSum2(mat, tok, a []float64, n, d1 int) {
+	a = a[:2*(n+1)]
+	k := 0
+	for ; k+1 < d1-1; k += 2 { // rows k and k+1, both summed over j = 0..n
+		var m0, m1, m2, m3 float64
+		for j := 0; j <= n; j++ {
+			x, y := tok[j*d1+k], tok[j*d1+k+1]
+			a0, a1 := a[2*j], a[2*j+1]
+			m0 += x * a0
+			m1 += x * a1
+			m2 += y * a0
+			m3 += y * a1
+		}
+		mat[2*k], mat[2*k+1], mat[2*k+2], mat[2*k+3] = m0, m1, m2, m3
+	}
+	for ; k < d1; k++ {
+		last := n
+		if k == d1-1 { // the query's label entry is 0
+			last = n - 1
+		}
+		var m0, m1 float64
+		for j := 0; j <= last; j++ {
+			x := tok[j*d1+k]
+			m0 += x * a[2*j]
+			m1 += x * a[2*j+1]
+		}
+		mat[2*k], mat[2*k+1] = m0, m1
 	}
 }
 

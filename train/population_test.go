@@ -244,11 +244,13 @@ func (mc *mcSampler) run(set law.Sequences) mcSums {
 		clear(parts[k].sum)
 		clear(parts[k].sum2)
 		lo, hi := blockRange(b, mc.n)
+		sum, sum2 := parts[k].sum, parts[k].sum2
 		for mu := lo; mu < hi; mu++ {
 			x := mc.sequence(scratch[k], seqSet, mu)
+			sum, sum2 := sum[:len(x)], sum2[:len(x)]
 			for i, v := range x {
-				parts[k].sum[i] += v
-				parts[k].sum2[i] += v * v
+				sum[i] += v
+				sum2[i] += v * v
 			}
 		}
 	}

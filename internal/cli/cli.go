@@ -53,6 +53,8 @@ type env struct {
 	out            string // the .npz output path
 	saved          bool   // whether the output was written
 	progress       *progress
+	restart        bool          // -checkpoint-restart: a checkpoint that is refused is removed
+	ckpt           *checkpointer // the run's, if it saves its state
 }
 
 // Main runs the command line args (without the program name) until ctx is
@@ -86,7 +88,7 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	if inv == nil {
 		return code
 	}
-	e := &env{ctx: ctx, cmd: c, stdout: stdout, stderr: stderr, out: inv.out,
+	e := &env{ctx: ctx, cmd: c, stdout: stdout, stderr: stderr, out: inv.out, restart: inv.restart,
 		progress: newProgress(stderr, !inv.quiet && isTerminal(stderr))}
 	err := c.Run(e, inv.job)
 	e.progress.Done()
@@ -180,6 +182,10 @@ func interrupted(e *env) string {
 	if side.Meta.Solver != nil {
 		upTo = fmt.Sprintf(" up to t = %.6g", side.Meta.Solver.TEnd)
 	}
+	if saved := e.ckpt.describe(); saved != "" {
+		return fmt.Sprintf("interrupted; %s holds what was computed%s (marked incomplete in %s)%s: run the same command again to continue from there",
+			e.out, upTo, output.SidecarPath(e.out), saved)
+	}
 	return fmt.Sprintf("interrupted; %s holds what was computed%s (marked incomplete in %s); run the same command again to finish",
 		e.out, upTo, output.SidecarPath(e.out))
 }
@@ -187,10 +193,11 @@ func interrupted(e *env) string {
 // invocation is a command's parsed flags: the resolved job and where and
 // how to write its output.
 type invocation struct {
-	job    *spec.Job
-	out    string
-	quiet  bool
-	plotAs *plotFlag
+	job     *spec.Job
+	out     string
+	quiet   bool
+	restart bool
+	plotAs  *plotFlag
 }
 
 // parseInvocation parses the flags of command c and resolves its job; on
@@ -208,6 +215,10 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	specFile := fs.String("spec", "", "FILE.json: a spec (or the sidecar of an earlier output) whose fields the flags override")
 	out := fs.String("o", c.Out, "output FILE.npz; the sidecar FILE.json is written beside it")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	restart := new(bool)
+	if c.Name == "run" {
+		fs.BoolVar(restart, "checkpoint-restart", false, "start over when the checkpoint beside the output belongs to another run or is damaged (it is refused otherwise)")
+	}
 	plotAs := addPlotFlag(fs, c.Name)
 	fail := func(err error) (*invocation, int) {
 		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
@@ -254,7 +265,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	if err != nil {
 		return fail(err)
 	}
-	return &invocation{job: job, out: outPath, quiet: *quiet, plotAs: plotAs}, ExitOK
+	return &invocation{job: job, out: outPath, quiet: *quiet, restart: *restart, plotAs: plotAs}, ExitOK
 }
 
 // loadSpec reads a spec file of command c (readSpecFields) and returns it

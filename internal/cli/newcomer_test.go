@@ -105,7 +105,8 @@ func TestInterruptMessage(t *testing.T) {
 	code, _, stderr := runCLIContext(t, ctx, "run", "-o", out)
 	want := "linattn run: interrupted; " + out + " holds what was computed up to t = "
 	if code != ExitInterrupted || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 ||
-		!strings.HasSuffix(stderr, "(marked incomplete in "+strings.TrimSuffix(out, ".npz")+".json); run the same command again to finish\n") {
+		!strings.Contains(stderr, "(marked incomplete in "+strings.TrimSuffix(out, ".npz")+".json); its state at t = ") ||
+		!strings.HasSuffix(stderr, " is saved in "+strings.TrimSuffix(out, ".npz")+".ckpt: run the same command again to continue from there\n") {
 		t.Errorf("exit %d, stderr %q; want one line beginning %q", code, stderr, want)
 	}
 	canceled, stop := context.WithCancel(context.Background())

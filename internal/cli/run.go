@@ -33,6 +33,10 @@ func init() {
 type testHooks struct {
 	step    func(t float64) // at every accepted step of run, every step of train
 	runDone func(done int)  // after each run of a sweep, with the runs done
+	// checkpointDue, if not nil, says when run saves its state instead
+	// of the interval; checkpointed is called after each save.
+	checkpointDue func(path string, t float64) bool
+	checkpointed  func(path string)
 }
 
 type testHooksKey struct{}
@@ -64,10 +68,21 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		return nil
 	}
+	ck, resume, err := newCheckpointer(e, job)
+	if err != nil {
+		return err
+	}
+	if ck != nil {
+		e.ckpt, rs.Checkpoint, rs.Resume = ck, ck.hook, resume
+	}
+	if resume != nil {
+		fmt.Fprintf(e.stderr, "linattn %s: continuing from the checkpoint at t = %.6g (%s)\n", e.cmd.Name, resume.T, ck.path)
+	}
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
 		return err
 	}
+
 	side := newSidecar(e, job, start)
 	side.Meta.Complete, side.Meta.Status = err == nil, tr.Status.String()
 	if err != nil {
@@ -87,6 +102,9 @@ func runFlow(e *env, job *spec.Job) error {
 	arrays := job.RunArrays(tr)
 	if err := e.save(arrays, side); err != nil {
 		return err
+	}
+	if tr.Status != flow.Interrupted {
+		ck.remove() // the output of a run that ended is written: its state is needed no more
 	}
 	e.progress.Done()
 	printRunSummary(e, job, tr, side.Meta.Status, err, pred, observed, time.Since(start))

@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/spec"
+)
+
+// A checkpoint file holds a header of text lines (format, program
+// version, the digest of the run's spec), the run's state
+// (flow.Checkpoint.Save) and a trailer line with the SHA-256 of that
+// state. It is trusted only when all three match: a run of another
+// spec or program, or a file damaged or cut short, is refused in one
+// line and the run starts over only with -checkpoint-restart.
+const (
+	checkpointHeader  = "linattn checkpoint 1\n"
+	checkpointTrailer = len("sha256 ") + 64 + 1
+)
+
+// checkpointPath is the checkpoint beside the output FILE.npz: FILE.ckpt.
+func checkpointPath(out string) string { return strings.TrimSuffix(out, ".npz") + ".ckpt" }
+
+// checkpointer saves a run's state every interval (and when the run is
+// interrupted) and finds the state a killed run saved.
+type checkpointer struct {
+	e      *env
+	path   string
+	every  time.Duration
+	digest string
+	last   time.Time
+	failed bool
+	savedT float64 // the time of the last checkpoint written, or −1
+}
+
+// newCheckpointer returns the job's checkpointer, nil with -checkpoint 0
+// or a method that cannot save its state, and the run to resume from, if
+// a checkpoint of the job is beside its output. A checkpoint that is not
+// the job's, or is damaged, is an error unless restart, which removes it.
+func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error) {
+	every, err := spec.CheckpointInterval(job.Spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	path := checkpointPath(e.out)
+	if every == 0 {
+		return nil, nil, nil
+	}
+	if !flow.CanCheckpoint(job.Method) {
+		if job.Spec.Given("checkpoint") {
+			fmt.Fprintf(e.stderr, "linattn %s: -checkpoint: %s cannot save its state; the run goes on without checkpoints\n", e.cmd.Name, job.Method.Name())
+		}
+		return nil, nil, nil
+	}
+	c := &checkpointer{e: e, path: path, every: every, digest: jobDigest(job), last: time.Now(), savedT: -1}
+	// A process killed while it wrote a checkpoint left its temporary
+	// file (export.CreatePending's name); the checkpoint before is whole.
+	if stale, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")); err == nil {
+		for _, f := range stale {
+			os.Remove(f)
+		}
+	}
+	resume, err := c.read()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return c, nil, nil
+	case err != nil && e.restart:
+		os.Remove(path)
+		return c, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("%v; run with -checkpoint-restart to start over (or remove it)", err)
+	}
+	return c, resume, nil
+}
+
+// jobDigest is the SHA-256 of the job's spec without -checkpoint, of the
+// input files' hashes and of the program version: what makes a run's
+// output what it is.
+func jobDigest(job *spec.Job) string {
+	sp := job.Spec.Clone()
+	sp.Clear("checkpoint")
+	body, _ := sp.MarshalJSON()
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n", version(), body)
+	for _, k := range slices.Sorted(maps.Keys(job.Inputs)) {
+		fmt.Fprintf(h, "%s %s\n", k, job.Inputs[k].SHA256)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hook is the run's RunSettings.Checkpoint: it saves the state when the
+// interval has passed since the last save or the run is being
+// interrupted. A checkpoint that cannot be written is reported once and
+// the run goes on without.
+func (c *checkpointer) hook(ck *flow.Checkpoint) error {
+	h := hooks(c.e.ctx)
+	due := time.Since(c.last) >= c.every
+	if h.checkpointDue != nil {
+		due = h.checkpointDue(c.path, ck.T)
+	}
+	if c.failed || !(due || c.e.ctx.Err() != nil) {
+		return nil
+	}
+	if err := c.write(ck); err != nil {
+		c.failed = true
+		fmt.Fprintf(c.e.stderr, "linattn %s: cannot save a checkpoint, going on without: %v\n", c.e.cmd.Name, err)
+		return nil
+	}
+	c.last, c.savedT = time.Now(), ck.T
+	if h.checkpointed != nil {
+		h.checkpointed(c.path)
+	}
+	return nil
+}
+
+// write saves ck atomically: to a temporary file, synced, then renamed
+// over the checkpoint (export.CreatePending), so that a kill at any moment
+// leaves the last checkpoint whole.
+func (c *checkpointer) write(ck *flow.Checkpoint) error {
+	p, err := export.CreatePending(c.path, func(w io.Writer) error {
+		if _, err := fmt.Fprintf(w, "%sversion %s\nspec %s\n", checkpointHeader, version(), c.digest); err != nil {
+			return err
+		}
+		h := sha256.New()
+		if err := ck.Save(io.MultiWriter(w, h)); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(w, "sha256 %x\n", h.Sum(nil))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return p.Commit()
+}
+
+// read reads and checks the checkpoint: an error that wraps
+// fs.ErrNotExist when there is none.
+func (c *checkpointer) read() (*flow.Resume, error) {
+	f, err := os.Open(c.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	refuse := func(why string) error { return fmt.Errorf("checkpoint %s %s", c.path, why) }
+	info, err := f.Stat()
+	if err != nil {
+		return nil, refuse(err.Error())
+	}
+	br := bufio.NewReader(f)
+	var lines [3]string
+	head := 0
+	for i := range lines {
+		if lines[i], err = br.ReadString('\n'); err != nil || len(lines[i]) > 200 {
+			return nil, refuse("is not a linattn checkpoint (damaged header)")
+		}
+		head += len(lines[i])
+	}
+	switch {
+	case lines[0] != checkpointHeader:
+		return nil, refuse("is not a linattn checkpoint of this format")
+	case lines[1] != "version "+version()+"\n":
+		return nil, refuse(fmt.Sprintf("was written by linattn %s, this is %s", strings.TrimSpace(strings.TrimPrefix(lines[1], "version ")), version()))
+	case lines[2] != "spec "+c.digest+"\n":
+		return nil, refuse("belongs to another run (its spec or inputs differ from this command's)")
+	}
+	body := info.Size() - int64(head) - int64(checkpointTrailer)
+	if body <= 0 {
+		return nil, refuse("is damaged (cut short)")
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, int64(head), body)); err != nil {
+		return nil, refuse(err.Error())
+	}
+	trailer := make([]byte, checkpointTrailer)
+	if _, err := f.ReadAt(trailer, int64(head)+body); err != nil || string(trailer) != fmt.Sprintf("sha256 %x\n", h.Sum(nil)) {
+		return nil, refuse("is damaged (its checksum does not match)")
+	}
+	resume, err := flow.ReadCheckpoint(io.NewSectionReader(f, int64(head), body))
+	if err != nil {
+		return nil, refuse(fmt.Sprintf("cannot be read: %v", err))
+	}
+	return resume, nil
+}
+
+// remove deletes the checkpoint of a run that has ended (not
+// interrupted).
+func (c *checkpointer) remove() {
+	if c != nil {
+		os.Remove(c.path)
+	}
+}
+
+// describe says, for the interrupted-run message, where the state was saved.
+func (c *checkpointer) describe() string {
+	if c == nil || c.savedT < 0 {
+		return ""
+	}
+	return fmt.Sprintf("; its state at t = %.6g is saved in %s", c.savedT, c.path)
+}

@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/linattn/linattn/spec"
+	"github.com/sbinet/npyio/npz"
+)
+
+// killedRun runs args to out and saves its state once, when the run
+// passes half of T (its end when uninterrupted); the checkpoint file as
+// it was then is restored after the run, and its output removed: what a
+// process killed right after that checkpoint leaves behind.
+func killedRun(t *testing.T, out string, T float64, args []string) {
+	t.Helper()
+	ckpt := checkpointPath(out)
+	var atKill []byte
+	ctx := withTestHooks(context.Background(), &testHooks{
+		checkpointDue: func(_ string, tt float64) bool { return atKill == nil && tt > T/2 },
+		checkpointed: func(path string) {
+			var err error
+			if atKill, err = os.ReadFile(path); err != nil {
+				t.Error(err)
+			}
+		},
+	})
+	if code, _, stderr := runCLIContext(t, ctx, append([]string{"run", "-o", out, "-q"}, args...)...); code != ExitOK || atKill == nil {
+		t.Fatalf("exit %d, checkpoint saved: %v; %s", code, atKill != nil, stderr)
+	}
+	if _, err := os.Stat(ckpt); !os.IsNotExist(err) {
+		t.Errorf("the finished run left its checkpoint: %v", err)
+	}
+	os.Remove(out)
+	os.Remove(strings.TrimSuffix(out, ".npz") + ".json")
+	if err := os.WriteFile(ckpt, atKill, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// and the temporary file of a checkpoint it was writing when killed
+	if err := os.WriteFile(filepath.Join(filepath.Dir(ckpt), "."+filepath.Base(ckpt)+".tmp123"), atKill[:100], 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckpointResume: a run killed after a checkpoint at about half
+// its time and run again continues from the checkpoint and writes the
+// .npz of the run that was not killed, byte for byte: under Auto (DOP853
+// switching to ROCK4; D = 8) and under BDF (its block preconditioner).
+// A damaged checkpoint, or one of another run, is refused in one line
+// that says how to start over, and -checkpoint-restart does.
+func TestCheckpointResume(t *testing.T) {
+	t.Parallel()
+	runs := map[string][]string{
+		"Auto": {"-D", "8", "-spectrum", "power:1"},
+		"BDF":  {"-D", "8", "-spectrum", "power:1", "-method", "bdf"},
+	}
+	dir := t.TempDir()
+	ends := map[string]float64{}
+	for name, args := range runs {
+		want := filepath.Join(dir, name+"-full.npz")
+		if code, _, stderr := runCLI(t, append([]string{"run", "-o", want, "-q"}, args...)...); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		T := sidecarOf(t, want)["meta"].(map[string]any)["solver"].(map[string]any)["t_end"].(float64)
+		ends[name] = T
+		out := filepath.Join(dir, name+".npz")
+		killedRun(t, out, T, args)
+		code, _, stderr := runCLI(t, append([]string{"run", "-o", out, "-q"}, args...)...)
+		if code != ExitOK || !strings.Contains(stderr, "continuing from the checkpoint at t = ") {
+			t.Fatalf("%s: the second run: exit %d, stderr %q", name, code, stderr)
+		}
+		sameFile(t, out, want)
+		if left, _ := filepath.Glob(filepath.Join(dir, "*"+name+".ckpt*")); len(left) > 0 {
+			t.Errorf("%s: the resumed run left %v", name, left)
+		}
+	}
+
+	// A damaged checkpoint and a foreign one: the Auto run's state, one
+	// byte changed, and beside the BDF run's output.
+	out := filepath.Join(dir, "refused.npz")
+	killedRun(t, out, ends["Auto"], runs["Auto"])
+	good, _ := os.ReadFile(checkpointPath(out))
+	bad := bytes.Clone(good)
+	bad[len(bad)/2] ^= 1
+	for _, c := range []struct {
+		name, why string
+		body      []byte
+		args      []string
+	}{
+		{"damaged", "is damaged (its checksum does not match)", bad, runs["Auto"]},
+		{"cut short", "is damaged", good[:len(good)-100], runs["Auto"]},
+		{"foreign", "belongs to another run", good, runs["BDF"]},
+	} {
+		os.WriteFile(checkpointPath(out), c.body, 0o644)
+		code, stdout, stderr := runCLI(t, append([]string{"run", "-o", out, "-q"}, c.args...)...)
+		if code != ExitFailure || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.why) ||
+			!strings.Contains(stderr, "-checkpoint-restart") || stdout != "" {
+			t.Errorf("%s: exit %d, stderr %q", c.name, code, stderr)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: a refused checkpoint ran", c.name)
+		}
+	}
+	code, _, stderr := runCLI(t, append([]string{"run", "-o", out, "-q", "-checkpoint-restart"}, runs["BDF"]...)...)
+	if code != ExitOK || strings.Contains(stderr, "continuing") {
+		t.Fatalf("-checkpoint-restart: exit %d, %q", code, stderr)
+	}
+	sameFile(t, out, filepath.Join(dir, "BDF-full.npz"))
+}
+
+// TestCheckpointInterrupt: a run interrupted (Ctrl-C) saves its state
+// there, says how to continue, and the same command continues it to the
+// output of the run that was not interrupted, byte for byte.
+func TestCheckpointInterrupt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	want, out := filepath.Join(dir, "full.npz"), filepath.Join(dir, "run.npz")
+	if code, _, stderr := runCLI(t, "run", "-o", want, "-q"); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx = withTestHooks(ctx, &testHooks{step: func(tt float64) {
+		if tt > 4000 {
+			cancel()
+		}
+	}})
+	code, _, stderr := runCLIContext(t, ctx, "run", "-o", out, "-q")
+	if code != ExitInterrupted || !strings.Contains(stderr, "its state at t = ") ||
+		!strings.Contains(stderr, "run.ckpt: run the same command again to continue from there") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "run", "-o", out, "-q"); code != ExitOK || !strings.Contains(stderr, "continuing") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	sameFile(t, out, want)
+}
+
+// sameFile fails unless the files hold the same bytes.
+func sameFile(t *testing.T, got, want string) {
+	t.Helper()
+	a, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s differs from %s (%d and %d bytes)", got, want, len(a), len(b))
+	}
+}
+
+// TestStateEvery: -state-every 5 keeps the states at every 5th output
+// time and the last (state_t), the loss at all of them, the same values
+// as a run that keeps every state, and the figure draws it. Without the
+// flag every state is kept up to D = 64 (H = D: n = D(2D+1), 132 MB),
+// and every 4th at D = 128 (526 MB), within stateBudget.
+func TestStateEvery(t *testing.T) {
+	t.Parallel()
+	if k64, k128 := spec.DefaultStateEvery(2001, 64*129), spec.DefaultStateEvery(2001, 128*257); k64 != 1 || k128 != 4 {
+		t.Errorf("default -state-every: %d at D = 64, %d at D = 128; want 1 and 4", k64, k128)
+	}
+	dir := t.TempDir()
+	all, few := filepath.Join(dir, "all.npz"), filepath.Join(dir, "few.npz")
+	if code, _, stderr := runCLI(t, "run", "-D", "6", "-spectrum", "power:1", "-o", all, "-q"); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := runCLI(t, "run", "-D", "6", "-spectrum", "power:1", "-o", few, "-q", "-state-every", "5", "-plot"); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	ra, err := npz.Open(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ra.Close()
+	rf, err := npz.Open(few)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	ta, st := readFloats(t, ra, "t"), readFloats(t, rf, "state_t")
+	if len(st) != 401 || st[0] != 0 || st[400] != ta[2000] || st[1] != ta[5] {
+		t.Fatalf("state_t has %d times", len(st))
+	}
+	if !slices.Equal(readFloats(t, rf, "t"), ta) || !slices.Equal(readFloats(t, rf, "loss"), readFloats(t, ra, "loss")) {
+		t.Error("t or loss differ")
+	}
+	for _, name := range []string{"v", "K", "key_alignment", "M"} {
+		va, vf := readFloats(t, ra, name), readFloats(t, rf, name)
+		w := len(va) / len(ta)
+		for row := range st {
+			i := min(5*row, 2000)
+			if !slices.Equal(vf[row*w:(row+1)*w], va[i*w:(i+1)*w]) {
+				t.Fatalf("%s at state %d differs", name, row)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "few.png")); err != nil {
+		t.Errorf("no figure: %v", err)
+	}
+	if code, _, stderr := runCLI(t, "run", "-state-every", "0", "-o", few); code != ExitUsage || !strings.Contains(stderr, "-state-every = 0, want K ≥ 1") {
+		t.Errorf("-state-every 0: exit %d, %q", code, stderr)
+	}
+}
+
+// TestSweepCheckpoint: each run of a sweep saves its state beside its
+// output; a sweep killed after every run's checkpoint at t = 4000 (past
+// the first drop of the paper's example) and run again continues each
+// run from it, to the sweep's files byte for byte.
+func TestSweepCheckpoint(t *testing.T) {
+	t.Parallel()
+	specPath := writeSpec(t, `{"seed": [1, 2], "samples": 120}`)
+	whole, killed := t.TempDir(), t.TempDir()
+	if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", whole, "-j", "2"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var mu sync.Mutex
+	atKill := map[string][]byte{}
+	ctx := withTestHooks(context.Background(), &testHooks{
+		checkpointDue: func(path string, tt float64) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return atKill[path] == nil && tt > 4000
+		},
+		checkpointed: func(path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			atKill[path] = b
+			mu.Unlock()
+		},
+	})
+	if code, out := sweep(t, ctx, "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || len(atKill) != 2 {
+		t.Fatalf("exit %d, %d checkpoints\n%s", code, len(atKill), out)
+	}
+	for path, b := range atKill { // the state each run had when killed, its output not written
+		os.WriteFile(path, b, 0o644)
+		npz := strings.TrimSuffix(path, ".ckpt") + ".npz"
+		os.Remove(npz)
+		os.Remove(strings.TrimSuffix(npz, ".npz") + ".json")
+	}
+	os.Remove(filepath.Join(killed, "index.json"))
+	os.Remove(filepath.Join(killed, "index.npz"))
+	var before atomic.Bool // a step before the checkpoints: a run started over
+	ctx = withTestHooks(context.Background(), &testHooks{step: func(tt float64) {
+		if tt <= 4000 {
+			before.Store(true)
+		}
+	}})
+	if code, out := sweep(t, ctx, "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || !strings.Contains(out, "(0 reused)") || before.Load() {
+		t.Fatalf("the sweep run again: exit %d, a run started over: %v\n%s", code, before.Load(), out)
+	}
+	for _, f := range []string{"run-0.npz", "run-1.npz", "index.npz"} {
+		sameFile(t, filepath.Join(killed, f), filepath.Join(whole, f))
+	}
+	if left, _ := filepath.Glob(filepath.Join(killed, "*.ckpt")); len(left) > 0 {
+		t.Errorf("checkpoints left: %v", left)
+	}
+}
+
+// TestCheckpointMethods: a method that cannot save its state (Rodas5P)
+// runs without checkpoints, and says so when -checkpoint is given.
+func TestCheckpointMethods(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "run.npz")
+	code, _, stderr := runCLI(t, "run", "-method", "rodas5p", "-checkpoint", "10s", "-o", out, "-q")
+	if code != ExitOK || stderr != "linattn run: -checkpoint: Rodas5P cannot save its state; the run goes on without checkpoints\n" {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
