@@ -35,16 +35,7 @@ func (m *TaskMoments) addGaussian(wt float64, lam, omega []float64) {
 	if omega == nil {
 		omega = identity(d).RawMatrix().Data
 	}
-	lo := make([]float64, d*d) // ΛΩ
-	for i := 0; i < d; i++ {
-		for k := 0; k < d; k++ {
-			var s float64
-			for n := 0; n < d; n++ {
-				s += lam[i*d+n] * omega[n*d+k]
-			}
-			lo[i*d+k] = s
-		}
-	}
+	lo := mulMat(lam, omega, d) // ΛΩ
 	var tr, tr2 float64
 	for i := 0; i < d; i++ {
 		tr += lo[i*d+i]
@@ -87,19 +78,6 @@ func (m *TaskMoments) addSet(wt float64, lam []float64, ws [][]float64) {
 		m.Quad += p * wlw
 		m.Fourth += p * wlw * wlw
 	}
-}
-
-// add adds wt times o's moments.
-func (m *TaskMoments) add(wt float64, o *TaskMoments) {
-	for i := range m.Mean {
-		m.Mean[i] += wt * o.Mean[i]
-		m.Third[i] += wt * o.Third[i]
-	}
-	for i := range m.Second {
-		m.Second[i] += wt * o.Second[i]
-	}
-	m.Quad += wt * o.Quad
-	m.Fourth += wt * o.Fourth
 }
 
 // TaskMoments returns the task moments of the population set in the
