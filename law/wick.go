@@ -29,11 +29,10 @@ func newTaskStats(lam []float64, d int, m *TaskMoments) *taskStats {
 	lm := mulMat(lam, m.Second, d)
 	lml := mulMat(lm, lam, d)
 	lt := mulVec(lam, m.Third, d)
-	sig := func(a, b int) float64 { return s.sigma(m, lmu, a, b) }
 	for a := 0; a < d1; a++ {
 		for b := 0; b < d1; b++ {
 			ab := a*d1 + b
-			s.es[ab] = sig(a, b)
+			s.es[ab] = s.sigma(m, lmu, a, b)
 			for c := 0; c < d1; c++ {
 				for e := 0; e < d1; e++ {
 					s.ess[ab*d1*d1+c*d1+e] = s.pair(m, lmu, lml, lt, a, b, c, e)
