@@ -180,3 +180,43 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestTaskLawFiles: -w0-file gives the fixed tasks (K from the file) and
+// -task-eigvecs a .npy of Ω's eigenvectors; the sidecar records both
+// files with their hashes, and Ω = V diag(e) Vᵀ.
+func TestTaskLawFiles(t *testing.T) {
+	dir := t.TempDir()
+	tasks, vecs := filepath.Join(dir, "tasks.npy"), filepath.Join(dir, "vecs.npy")
+	w := []float64{1, 2, 3, 4, -1, 0.5, 0, 2}
+	if err := export.SaveNPY(tasks, export.Floats("w", w, 2, 4)); err != nil {
+		t.Fatal(err)
+	}
+	c, s := math.Cos(0.3), math.Sin(0.3) // a rotation in the plane of e_1, e_2
+	v := []float64{c, -s, 0, 0, s, c, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}
+	if err := export.SaveNPY(vecs, export.Floats("v", v, 4, 4)); err != nil {
+		t.Fatal(err)
+	}
+	sp := &output.Spec{}
+	for _, kv := range [][2]string{{"icl", "0.5"}, {"w0-file", tasks}, {"task-eigs", "2,1,1,1"}, {"task-eigvecs", vecs}, {"noise", "0.1"}} {
+		if err := sp.SetText(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job, err := Resolve(sp, RunGroups()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	law := job.Data.Tasks()
+	if len(law.Fixed) != 2 || law.Fixed[1][1] != 0.5 || job.Spec.Tasks != 2 || law.Noise != 0.1 {
+		t.Errorf("tasks %v (K = %d), noise %g", law.Fixed, job.Spec.Tasks, law.Noise)
+	}
+	// Ω = I + v₁v₁ᵀ with v₁ = (c, s, 0, 0): Ω₀₁ = cs.
+	if got := law.Cov.At(0, 1); math.Abs(got-c*s) > 1e-15 {
+		t.Errorf("Ω₀₁ = %g, want cos·sin = %g", got, c*s)
+	}
+	for _, f := range []string{"w0-file", "task-eigvecs"} {
+		if in, ok := job.Inputs[f]; !ok || in.SHA256 == "" || !filepath.IsAbs(in.Path) {
+			t.Errorf("-%s not recorded: %+v", f, in)
+		}
+	}
+}
