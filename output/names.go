@@ -57,10 +57,12 @@ const (
 const (
 	Step     = "step"      // (S,) int: the gradient-descent step of each sample (not with -gd=false)
 	FlowLoss = "flow_loss" // (S,) the population flow's loss from the same weights at the same times
-	// FlowTestICL and FlowTestIWL are the population flow's exact test
-	// losses at the same times (-layer full or -icl < 1).
+	// FlowTestICL, FlowTestIWL and FlowTestIDG are the population flow's
+	// exact test losses at the same times (a layer with extra blocks or a
+	// law other than the paper's; the last with fixed tasks).
 	FlowTestICL = "flow_test_icl" // (S,)
 	FlowTestIWL = "flow_test_iwl" // (S,)
+	FlowTestIDG = "flow_test_idg" // (S,)
 	// Compare has one row per plateau m = 0..D, columns CompareColumns.
 	Compare = "compare" // (D+1, 6)
 )

@@ -39,7 +39,7 @@ func TestFixedTaskFraction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		icl, iwl := tr.TestLosses(res.Final)
+		icl, iwl, _ := tr.TestLosses(res.Final)
 		final[c] = [2]float64{icl, iwl}
 		t.Logf("c = %g: training loss %.4g, test in-context %.4g, in-weight %.4g", c, res.FinalLoss, icl, iwl)
 	}

@@ -63,7 +63,8 @@ type Config struct {
 	Data *law.Data
 	P    int // number of training sequences, ≥ 1
 	// Test is the number of sequences in each test set, ≥ 0: in-context,
-	// and in-weight when the data have fixed tasks (docs/training.md).
+	// and in-weight and in-distribution when the data have fixed tasks
+	// (docs/training.md; law.Sequences).
 	Test int
 	Seed uint64 // seed of the data (sequences, w₀, minibatch order)
 	Path Path
@@ -83,6 +84,7 @@ type Trainer struct {
 	train   objective
 	testICL objective
 	testIWL objective // nil without fixed tasks
+	testIDG objective // nil without fixed tasks
 }
 
 // New validates cfg, draws the data and prepares their evaluation.
@@ -102,6 +104,7 @@ func New(cfg Config) (*Trainer, error) {
 		t.testICL = t.objective(smp, setICL, cfg.Test)
 		if len(smp.fixed) > 0 {
 			t.testIWL = t.objective(smp, setIWL, cfg.Test)
+			t.testIDG = t.objective(smp, setIDG, cfg.Test)
 		}
 	}
 	return t, nil
@@ -202,18 +205,17 @@ func (t *Trainer) Gradient(grad, theta []float64) float64 {
 	return t.eval(t.train, theta, grad, nil)
 }
 
-// TestLosses returns the losses on the in-context and in-weight test sets
-// (docs/training.md, "Data"), NaN without test sets (and the in-weight
-// one without fixed tasks).
-func (t *Trainer) TestLosses(theta []float64) (icl, iwl float64) {
-	icl, iwl = math.NaN(), math.NaN()
-	if t.testICL != nil {
-		icl = t.eval(t.testICL, theta, nil, nil)
+// TestLosses returns the losses on the in-context, in-weight and
+// in-distribution test sets (docs/training.md, "Data"), NaN without test
+// sets (and the last two without fixed tasks).
+func (t *Trainer) TestLosses(theta []float64) (icl, iwl, idg float64) {
+	out := [3]float64{math.NaN(), math.NaN(), math.NaN()}
+	for i, o := range []objective{t.testICL, t.testIWL, t.testIDG} {
+		if o != nil {
+			out[i] = t.eval(o, theta, nil, nil)
+		}
 	}
-	if t.testIWL != nil {
-		iwl = t.eval(t.testIWL, theta, nil, nil)
-	}
-	return icl, iwl
+	return out[0], out[1], out[2]
 }
 
 func (t *Trainer) eval(o objective, theta, grad []float64, batch []int32) float64 {
@@ -233,7 +235,7 @@ func (c *Config) EstimateBytes() float64 {
 	du := f / d
 	sets := []int{c.P}
 	if c.Test > 0 {
-		sets = append(sets, c.Test, c.Test)
+		sets = append(sets, c.Test, c.Test, c.Test)
 	}
 	var words float64
 	for _, n := range sets {

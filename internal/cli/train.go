@@ -97,7 +97,7 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transitio
 // training run's output times: its loss, drops, plateaus and, for the
 // full layer or fixed tasks, its exact test losses.
 type comparison struct {
-	loss, testICL, testIWL []float64
+	loss, testICL, testIWL, testIDG []float64
 	transitions            []flow.Transition
 	plateaus               []float64
 	err                    error
@@ -141,9 +141,10 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 	// test: the flow's test losses are those of train's test sets.
 	if spec.TestLossesMatter(s) && (sp.Test > 0 || !s.Data.InContext()) {
 		n := s.Len()
-		c.testICL, c.testIWL = make([]float64, len(res.Times)), make([]float64, len(res.Times))
+		ns := len(res.Times)
+		c.testICL, c.testIWL, c.testIDG = make([]float64, ns), make([]float64, ns), make([]float64, ns)
 		for i := range res.Times {
-			c.testICL[i], c.testIWL[i], _ = s.TestLosses(states[i*n : (i+1)*n])
+			c.testICL[i], c.testIWL[i], c.testIDG[i] = s.TestLosses(states[i*n : (i+1)*n])
 		}
 	}
 	return c
@@ -201,7 +202,7 @@ func compareTable(s *flow.System, observed []float64, trans []flow.Transition, c
 // trainArrays are run's arrays of the weights (the flow's state layout),
 // and the training run's own: step, the test losses, the flow's loss and
 // test losses, and the comparison.
-func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [2][]float64, c comparison, table []float64) []export.Array {
+func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [3][]float64, c comparison, table []float64) []export.Array {
 	s, sp, ns := job.System, job.Spec, len(res.Times)
 	arrays := flow.RunArrays(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
 		Transitions: res.Transitions, Plateaus: c.plateaus, TestIWL: test[1]})
@@ -215,27 +216,33 @@ func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [2
 	}
 	if test[0] != nil {
 		arrays = append(arrays, export.Floats(output.TestICL, test[0], ns), export.Floats(output.TestIWL, test[1], ns))
+		if s := job.System; s.Data.HasFixed() {
+			arrays = append(arrays, export.Floats(output.TestIDG, test[2], ns))
+		}
 	}
 	if c.err == nil {
 		arrays = append(arrays, export.Floats(output.FlowLoss, c.loss, ns))
 	}
 	if c.testICL != nil {
 		arrays = append(arrays, export.Floats(output.FlowTestICL, c.testICL, ns), export.Floats(output.FlowTestIWL, c.testIWL, ns))
+		if job.System.Data.HasFixed() {
+			arrays = append(arrays, export.Floats(output.FlowTestIDG, c.testIDG, ns))
+		}
 	}
 	return append(arrays, export.Floats(output.Compare, table, len(table)/6, len(output.CompareColumns())))
 }
 
 // testLosses evaluates the test sets at every sample (nil without them).
-func testLosses(tr *train.Trainer, res *flow.Trajectory) [2][]float64 {
+func testLosses(tr *train.Trainer, res *flow.Trajectory) [3][]float64 {
 	if tr.Config().Test == 0 {
-		return [2][]float64{}
+		return [3][]float64{}
 	}
-	n := tr.Len()
-	icl, iwl := make([]float64, len(res.Times)), make([]float64, len(res.Times))
+	n, ns := tr.Len(), len(res.Times)
+	icl, iwl, idg := make([]float64, ns), make([]float64, ns), make([]float64, ns)
 	for i := range res.Times {
-		icl[i], iwl[i] = tr.TestLosses(res.States[i*n : (i+1)*n])
+		icl[i], iwl[i], idg[i] = tr.TestLosses(res.States[i*n : (i+1)*n])
 	}
-	return [2][]float64{icl, iwl}
+	return [3][]float64{icl, iwl, idg}
 }
 
 // trainStatus is the sidecar's status of a training run that ended with
@@ -277,7 +284,7 @@ func (e *env) finishTrain(job *spec.Job, tr *train.Trainer, res *flow.Trajectory
 	return runErr
 }
 
-func trainResult(tr *train.Trainer, gd bool, res *flow.Trajectory, test [2][]float64, c comparison, observed []float64) map[string]any {
+func trainResult(tr *train.Trainer, gd bool, res *flow.Trajectory, test [3][]float64, c comparison, observed []float64) map[string]any {
 	drops := func(trans []flow.Transition) []map[string]any {
 		out := make([]map[string]any, len(trans))
 		for i, tn := range trans {
@@ -295,7 +302,7 @@ func trainResult(tr *train.Trainer, gd bool, res *flow.Trajectory, test [2][]flo
 		r["steps_done"] = res.Stats.Steps
 	}
 	if test[0] != nil {
-		r["final_test_icl"], r["final_test_iwl"] = test[0][last], test[1][last]
+		r["final_test_icl"], r["final_test_iwl"], r["final_test_idg"] = test[0][last], test[1][last], test[2][last]
 	}
 	if c.err != nil {
 		r["flow_error"] = c.err.Error()
@@ -304,11 +311,14 @@ func trainResult(tr *train.Trainer, gd bool, res *flow.Trajectory, test [2][]flo
 	r["flow_transitions"], r["flow_observed_plateaus"] = drops(c.transitions), c.plateaus
 	if c.testICL != nil {
 		r["flow_final_test_icl"], r["flow_final_test_iwl"] = c.testICL[last], c.testIWL[last]
+		if !math.IsNaN(c.testIDG[last]) {
+			r["flow_final_test_idg"] = c.testIDG[last]
+		}
 	}
 	return r
 }
 
-func printTrainSummary(e *env, job *spec.Job, tr *train.Trainer, res *flow.Trajectory, status string, runErr error, test [2][]float64, table []float64, elapsed time.Duration) {
+func printTrainSummary(e *env, job *spec.Job, tr *train.Trainer, res *flow.Trajectory, status string, runErr error, test [3][]float64, table []float64, elapsed time.Duration) {
 	w, sp, cfg := e.stdout, job.Spec, tr.Config()
 	fmt.Fprintf(w, "linattn train: %s\n", describeJob(job))
 	fmt.Fprintf(w, "training: %s attention, %s layer (%d weights), P = %d sequences, path %s (%d features)\n",
@@ -346,7 +356,7 @@ func printTrainSummary(e *env, job *spec.Job, tr *train.Trainer, res *flow.Traje
 	last := len(res.Loss) - 1
 	fmt.Fprintf(w, "\nfinal training loss %.10g", res.Loss[last])
 	if test[0] != nil {
-		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g", test[0][last], test[1][last])
+		fmt.Fprintf(w, "; test loss in-context %.6g, in-weight %.6g, in-distribution %.6g", test[0][last], test[1][last], test[2][last])
 	}
 	fmt.Fprintf(w, "\nwrote %s (%d samples) and %s in %s\n", e.out, len(res.Times), output.SidecarPath(e.out), formatDuration(elapsed))
 }

@@ -94,8 +94,9 @@ func trainWant(t *testing.T, job *spec.Job, tr *train.Trainer, res *flow.Traject
 		want["Q"] = append(want["Q"], y[h+hrd:]...)
 		want["v_x"] = append(want["v_x"], ex[:h*d]...)
 		want["k_y"] = append(want["k_y"], ex[h*d:]...)
-		icl, iwl := tr.TestLosses(th)
+		icl, iwl, idg := tr.TestLosses(th)
 		want["test_icl"], want["test_iwl"] = append(want["test_icl"], icl), append(want["test_iwl"], iwl)
+		want["test_idg"] = append(want["test_idg"], idg)
 		s := job.System
 		want["M"] = append(want["M"], rowMajor(s.MapOfEigen(s.ToEigen(nil, th)))...)
 	}
