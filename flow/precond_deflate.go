@@ -43,7 +43,7 @@ type deflatePrecond struct {
 
 // DeflateSteps is the number of Lanczos steps of a setup; the
 // preconditioner holds DeflateSteps + 1 vectors of the state's length.
-const DeflateSteps = 60
+const DeflateSteps = 90
 
 // deflateMin is the least γθ of a Ritz pair that Solve applies.
 const deflateMin = 0.05
