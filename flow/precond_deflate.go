@@ -126,7 +126,14 @@ func (p *deflatePrecond) lanczos() {
 		copy(q[j+1], w)
 		scaleVec(q[j+1], 1/b)
 	}
-	// The Ritz pairs: the eigenpairs of the tridiagonal T = Qᵀ(−J)Q.
+	p.ritz(alpha, beta, m)
+}
+
+// ritz keeps the converged Ritz pairs with θ > 0 of the m Lanczos steps
+// with coefficients alpha, beta: the eigenpairs of the tridiagonal
+// T = Qᵀ(−J)Q, their vectors Q s_i written over the basis.
+func (p *deflatePrecond) ritz(alpha, beta []float64, m int) {
+	n, q := p.n, p.q
 	t := mat.NewSymDense(m, nil)
 	for i := 0; i < m; i++ {
 		t.SetSym(i, i, alpha[i])
