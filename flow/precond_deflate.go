@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -34,6 +35,7 @@ import (
 type deflatePrecond struct {
 	lin     *Linearization
 	n, m    int
+	slab    []float64   // q's storage, (m+1)×n row-major
 	q       [][]float64 // the Lanczos basis, then the kept Ritz vectors
 	theta   []float64   // their Ritz values
 	scale   []float64   // 1/(1 + γθ) − 1
@@ -43,7 +45,7 @@ type deflatePrecond struct {
 
 // DeflateSteps is the number of Lanczos steps of a setup; the
 // preconditioner holds DeflateSteps + 1 vectors of the state's length.
-const DeflateSteps = 60
+const DeflateSteps = 90
 
 // deflateMin is the least γθ of a Ritz pair that Solve applies.
 const deflateMin = 0.05
@@ -53,6 +55,7 @@ func newDeflatePrecond(s *System) *deflatePrecond {
 	m := min(DeflateSteps, n)
 	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, w: make([]float64, n), proj: make([]float64, m+1)}
 	slab := make([]float64, (m+1)*n)
+	p.slab = slab
 	for j := 0; j <= m; j++ {
 		p.q = append(p.q, slab[j*n:(j+1)*n:(j+1)*n])
 	}
@@ -80,17 +83,16 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 
 func (p *deflatePrecond) Solve(z, r []float64) {
 	copy(z, r)
-	for i, sc := range p.scale {
-		v := p.q[i]
-		var c float64
-		for k, x := range v {
-			c += x * r[k]
-		}
-		c *= sc
-		for k, x := range v {
-			z[k] += c * x
-		}
+	k, n := len(p.scale), p.n
+	if k == 0 {
+		return
 	}
+	c := p.proj[:k]
+	impl.Dgemv(blas.NoTrans, k, n, 1, p.slab, n, r, 1, 0, c, 1) // c = Vᵀr
+	for i, sc := range p.scale {
+		c[i] *= sc
+	}
+	impl.Dgemv(blas.Trans, k, n, 1, p.slab, n, c, 1, 1, z, 1) // z += V c
 }
 
 // lanczos runs m steps of the Lanczos iteration on −J from a fixed
@@ -111,15 +113,8 @@ func (p *deflatePrecond) lanczos() {
 		alpha = append(alpha, dot2(w, q[j]))
 		for pass := 0; pass < 2; pass++ { // classical Gram–Schmidt twice against the whole basis
 			c := p.proj[:j+1]
-			for i := range c {
-				c[i] = dot2(w, q[i])
-			}
-			for i, ci := range c {
-				qi := q[i]
-				for k, x := range qi {
-					w[k] -= ci * x
-				}
-			}
+			impl.Dgemv(blas.NoTrans, j+1, n, 1, p.slab, n, w, 1, 0, c, 1)
+			impl.Dgemv(blas.Trans, j+1, n, -1, p.slab, n, c, 1, 1, w, 1)
 		}
 		b := norm2(w)
 		m = j + 1
@@ -131,7 +126,14 @@ func (p *deflatePrecond) lanczos() {
 		copy(q[j+1], w)
 		scaleVec(q[j+1], 1/b)
 	}
-	// The Ritz pairs: the eigenpairs of the tridiagonal T = Qᵀ(−J)Q.
+	p.ritz(alpha, beta, m)
+}
+
+// ritz keeps the converged Ritz pairs with θ > 0 of the m Lanczos steps
+// with coefficients alpha, beta: the eigenpairs of the tridiagonal
+// T = Qᵀ(−J)Q, their vectors Q s_i written over the basis.
+func (p *deflatePrecond) ritz(alpha, beta []float64, m int) {
+	n, q := p.n, p.q
 	t := mat.NewSymDense(m, nil)
 	for i := 0; i < m; i++ {
 		t.SetSym(i, i, alpha[i])
@@ -157,24 +159,26 @@ func (p *deflatePrecond) lanczos() {
 			p.theta = append(p.theta, th)
 		}
 	}
-	// sk[r·m + j] = s_{j,keep[r]}.
-	sk := make([]float64, len(keep)*m)
+	// sk[r·m + j] = s_{j,keep[r]}; the Ritz vectors Sᵀ Q a block of
+	// columns at a time, in place of the basis.
+	kk := len(keep)
+	if kk == 0 {
+		return
+	}
+	sk := make([]float64, kk*m)
 	for r, i := range keep {
 		for j := 0; j < m; j++ {
 			sk[r*m+j] = vecs.At(j, i)
 		}
 	}
-	row, col := p.proj[:len(keep)], make([]float64, m)
-	for k := 0; k < n; k++ {
-		for j := range col {
-			col[j] = q[j][k]
+	const cols = 256
+	tmp := make([]float64, m*cols)
+	for k0 := 0; k0 < n; k0 += cols {
+		nc := min(cols, n-k0)
+		for j := 0; j < m; j++ {
+			copy(tmp[j*nc:(j+1)*nc], q[j][k0:k0+nc])
 		}
-		for r := range keep {
-			row[r] = dot2(sk[r*m:(r+1)*m], col)
-		}
-		for r, x := range row {
-			q[r][k] = x
-		}
+		impl.Dgemm(blas.NoTrans, blas.NoTrans, kk, nc, m, 1, sk, m, tmp, nc, 0, p.slab[k0:], n)
 	}
 }
 

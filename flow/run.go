@@ -32,8 +32,8 @@ const BDFMinDim = 16
 // densely (Cholesky: J is symmetric), three times faster than Auto at
 // D = 4 and at D = 8 (H = 8); beyond, by Newton–Krylov with the deflation
 // preconditioner (System.Preconditioner): the whole D = H = 16 run in
-// 115 s, where Auto had not converged after 15 minutes (2.2M
-// evaluations). It also runs the separate model's in-context flow from
+// about a minute of CPU, where Auto had not converged after 15 minutes
+// (2.2M evaluations). It also runs the separate model's in-context flow from
 // D = BDFMinDim, with the block preconditioner (System.Preconditioner),
 // unless its state is the full layer's and too large to factor.
 func MethodFor(m Model, d int, standard bool) ode.Method {
