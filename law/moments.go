@@ -120,16 +120,23 @@ func (m *Moments) Loss(c []float64) float64 {
 // and returns L(c).
 func (m *Moments) Residual(r, c []float64) float64 {
 	m.check("c", c)
-	m.MulVec(m.zc, c)
-	loss := m.YY
-	for i, ci := range c {
-		loss += ci * (m.zc[i] - 2*m.YZ[i])
-	}
 	if r != nil {
 		m.check("r", r)
-		for i := range r {
-			r[i] = m.YZ[i] - m.zc[i]
-		}
+	}
+	m.MulVec(m.zc, c)
+	return quadratic(r, c, m.zc, m.YZ, m.YY)
+}
+
+// quadratic returns L(c) = yy − 2cᵀyz + cᵀzc with zc = ZZ·c, and writes
+// the residual r = yz − zc unless r is nil: the quadratic form of Moments
+// and Operator alike.
+func quadratic(r, c, zc, yz []float64, yy float64) float64 {
+	loss := yy
+	for i, ci := range c {
+		loss += ci * (zc[i] - 2*yz[i])
+	}
+	for i := range r {
+		r[i] = yz[i] - zc[i]
 	}
 	return loss
 }

@@ -40,18 +40,10 @@ type Operator struct {
 // over the population set (Moments' arguments, in the eigenbasis of Λ) as
 // an Operator. It accepts what Moments accepts.
 func (d *Data) Operator(pairs [][2]int, set Sequences) (*Operator, error) {
-	if err := d.checkSet(set); err != nil {
+	if err := d.checkFeatures(pairs, set); err != nil {
 		return nil, err
 	}
 	n := d.Dim()
-	for _, p := range pairs {
-		if p[0] < 0 || p[1] < 0 || p[0] > n || p[1] > n {
-			return nil, fmt.Errorf("law: feature pair (%d, %d) out of range 0..D = %d", p[0], p[1], n)
-		}
-		if math.IsNaN(d.nu2) && p[0] != n && p[1] != n {
-			return nil, fmt.Errorf("law: the features of S's token block need E[1/N²], not only ν = %g: give the context lengths (Data.WithLengths)", d.nu)
-		}
-	}
 	lam := d.basisLambda(true)
 	return newOperator(lam, n, d.nu, d.nu2, d.taskMoments(set, lam, true), pairs), nil
 }
@@ -149,16 +141,9 @@ func (o *Operator) Loss(c []float64) float64 { return o.Residual(nil, c) }
 // and returns L(c).
 func (o *Operator) Residual(r, c []float64) float64 {
 	o.check("c", c)
-	o.MulVec(o.zc, c)
-	loss := o.yy
-	for i, ci := range c {
-		loss += ci * (o.zc[i] - 2*o.yz[i])
-	}
 	if r != nil {
 		o.check("r", r)
-		for i := range r {
-			r[i] = o.yz[i] - o.zc[i]
-		}
 	}
-	return loss
+	o.MulVec(o.zc, c)
+	return quadratic(r, c, o.zc, o.yz, o.yy)
 }

@@ -282,6 +282,24 @@ func populationMoments(lam []float64, d int, nu, nu2 float64, tm *TaskMoments, p
 	return mo
 }
 
+// checkFeatures checks a population and the entries pairs of S whose
+// products with x_q are the features (Moments, Operator).
+func (d *Data) checkFeatures(pairs [][2]int, set Sequences) error {
+	if err := d.checkSet(set); err != nil {
+		return err
+	}
+	n := d.Dim()
+	for _, p := range pairs {
+		if p[0] < 0 || p[1] < 0 || p[0] > n || p[1] > n {
+			return fmt.Errorf("law: feature pair (%d, %d) out of range 0..D = %d", p[0], p[1], n)
+		}
+		if math.IsNaN(d.nu2) && p[0] != n && p[1] != n {
+			return fmt.Errorf("law: the features of S's token block need E[1/N²], not only ν = %g: give the context lengths (Data.WithLengths)", d.nu)
+		}
+	}
+	return nil
+}
+
 // Moments returns the exact moments of the features z = u ⊗ x_q over the
 // population set (docs/math.md, "The full layer"), u the entries pairs of
 // S = XXᵀ/n (index D the label; a layer's Pairs), in the eigenbasis of Λ
@@ -291,18 +309,10 @@ func populationMoments(lam []float64, d int, nu, nu2 float64, tm *TaskMoments, p
 // other than the label column need the context lengths themselves
 // (WithLengths), not only ν.
 func (d *Data) Moments(pairs [][2]int, set Sequences, eigen bool) (*Moments, error) {
-	if err := d.checkSet(set); err != nil {
+	if err := d.checkFeatures(pairs, set); err != nil {
 		return nil, err
 	}
 	n := d.Dim()
-	for _, p := range pairs {
-		if p[0] < 0 || p[1] < 0 || p[0] > n || p[1] > n {
-			return nil, fmt.Errorf("law: feature pair (%d, %d) out of range 0..D = %d", p[0], p[1], n)
-		}
-		if math.IsNaN(d.nu2) && p[0] != n && p[1] != n {
-			return nil, fmt.Errorf("law: the features of S's token block need E[1/N²], not only ν = %g: give the context lengths (Data.WithLengths)", d.nu)
-		}
-	}
 	lam := d.basisLambda(eigen)
 	mo := populationMoments(lam, n, d.nu, d.nu2, d.taskMoments(set, lam, eigen), pairs)
 	if eigen {
