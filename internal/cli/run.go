@@ -82,7 +82,6 @@ func runFlow(e *env, job *spec.Job) error {
 	if tr == nil {
 		return err
 	}
-
 	side := newSidecar(e, job, start)
 	side.Meta.Complete, side.Meta.Status = err == nil, tr.Status.String()
 	if err != nil {
