@@ -98,9 +98,9 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transitio
 // full layer or fixed tasks, its exact test losses.
 type comparison struct {
 	loss, testICL, testIWL, testIDG []float64
-	transitions            []flow.Transition
-	plateaus               []float64
-	err                    error
+	transitions                     []flow.Transition
+	plateaus                        []float64
+	err                             error
 }
 
 // compareFlow samples the population flow pop (integrated to the
