@@ -5,28 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"gonum.org/v1/gonum/mat"
 )
-
-// randomSPD returns B Bᵀ/d + I/2 for a Gaussian d×d matrix B: a task
-// covariance Ω ≠ I that no basis makes diagonal together with Λ.
-func randomSPD(d int, seed uint64) *mat.Dense {
-	rng := rand.New(rand.NewPCG(seed, 17))
-	b := mat.NewDense(d, d, nil)
-	for i := 0; i < d; i++ {
-		for j := 0; j < d; j++ {
-			b.Set(i, j, rng.NormFloat64())
-		}
-	}
-	var out mat.Dense
-	out.Mul(b, b.T())
-	out.Scale(1/float64(d), &out)
-	for i := 0; i < d; i++ {
-		out.Set(i, i, out.At(i, i)+0.5)
-	}
-	return &out
-}
 
 // operatorCase is a law and a set of feature pairs for the operator.
 type operatorCase struct {
@@ -89,8 +68,8 @@ func operatorData(t testing.TB, c operatorCase, seed uint64) *Data {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err = data.WithTasks(Tasks{ICL: c.icl, Fixed: FixedTasks(c.d, c.k, seed), Cov: randomSPD(c.d, seed),
-		TestCov: randomSPD(c.d, seed+1), Noise: c.noise})
+	data, err = data.WithTasks(Tasks{ICL: c.icl, Fixed: FixedTasks(c.d, c.k, seed), Cov: testCov(c.d, seed),
+		TestCov: testCov(c.d, seed+1), Noise: c.noise})
 	if err != nil {
 		t.Fatal(err)
 	}
