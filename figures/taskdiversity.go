@@ -108,15 +108,7 @@ func TaskDiversity(paths []string) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	byN := map[int][]*taskRun{}
-	for _, r := range runs {
-		byN[r.n] = append(byN[r.n], r)
-	}
-	ns := make([]int, 0, len(byN))
-	for n := range byN {
-		ns = append(ns, n)
-	}
-	sort.Ints(ns)
+	byN, ns := groupRuns(runs, func(r *taskRun) int { return r.n })
 	var top []*Panel
 	for i, n := range ns {
 		p, err := kappaPanel(byN[n])
@@ -166,15 +158,7 @@ var errorColors = []color.Color{okabeIto[1], okabeIto[0], okabeIto[2]}
 // kappaPanel is one α: the final errors against κ, averaged over the task
 // draws of each K, with Lu et al.'s limit through them.
 func kappaPanel(runs []*taskRun) (*Panel, error) {
-	byK := map[int][]*taskRun{}
-	for _, r := range runs {
-		byK[r.k] = append(byK[r.k], r)
-	}
-	ks := make([]int, 0, len(byK))
-	for k := range byK {
-		ks = append(ks, k)
-	}
-	sort.Ints(ks)
+	byK, ks := groupRuns(runs, func(r *taskRun) int { return r.k })
 	r0 := runs[0]
 	p := &Panel{Title: fmt.Sprintf("α = N/D = %g", float64(r0.n)/float64(r0.d)), XLabel: "κ = K/D", YLabel: "test error",
 		XLog: true, YLog: true, Legend: BottomLeft}
@@ -295,4 +279,19 @@ func nearestKappas(runs []*taskRun, targets []float64) []*taskRun {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].k < out[j].k })
 	return out
+}
+
+// groupRuns groups runs by key, returning the groups and their keys in
+// increasing order.
+func groupRuns(runs []*taskRun, key func(*taskRun) int) (map[int][]*taskRun, []int) {
+	by := map[int][]*taskRun{}
+	for _, r := range runs {
+		by[key(r)] = append(by[key(r)], r)
+	}
+	keys := make([]int, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return by, keys
 }
