@@ -7,6 +7,7 @@ import (
 
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -198,11 +199,11 @@ func Load(path string, opt Options) (*Figure, error) {
 // Run returns the figure of the run tr of s, as linattn plot draws the
 // output of linattn run: for a Go program after flow.System.Run.
 func Run(s *flow.System, tr *flow.Trajectory, opt Options) (*Figure, error) {
-	return Draw(flow.RunFile(s, tr), opt)
+	return Draw(spec.RunFile(s, tr), opt)
 }
 
 // Draw returns the figure of an output read by package output (Open, or
-// RunFile in memory).
+// spec.RunFile in memory).
 func Draw(of *output.File, opt Options) (*Figure, error) {
 	if err := opt.check(); err != nil {
 		return nil, err

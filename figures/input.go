@@ -4,16 +4,17 @@ import (
 	"fmt"
 
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 // file is an output as the figures read it (package output): its arrays,
-// its sidecar's spec and meta, and which figure draws it.
+// its sidecar's spec (package spec) and meta, and which figure draws it.
 type file struct {
 	*output.File
 	path    string
 	kind    string // run, reduced, landscape or index (a sweep)
 	trained bool   // a run written by linattn train
-	spec    *output.Spec
+	spec    *spec.Spec
 	meta    *output.Meta
 	idx     *output.Index
 }
@@ -34,7 +35,11 @@ func newFile(of *output.File) (*file, error) {
 		f.kind = "index"
 		return f, nil
 	}
-	f.spec, f.meta = of.Sidecar.Spec, &of.Sidecar.Meta
+	sp, err := spec.Parse(of.Sidecar.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", of.Path, err)
+	}
+	f.spec, f.meta = sp, &of.Sidecar.Meta
 	switch c := f.meta.Command; c {
 	case "run", "reduced", "landscape":
 		f.kind = c

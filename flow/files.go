@@ -129,29 +129,6 @@ func ExtraArrays(m Model, d int, states []float64, nt int) []export.Array {
 	return append(out, export.Floats(output.KeyLabel, other, nt, h, m.R))
 }
 
-// RunFile is the output linattn run writes for the run tr of s, in memory
-// (output.NewFile): the arrays of RunArrays, and a sidecar whose spec gives
-// the model (model, D, eigs, H, R, tau) and whose meta the problem
-// (ProblemMeta), with command "run".
-func RunFile(s *System, tr *Trajectory) *output.File {
-	sp := &output.Spec{Model: "separate", D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
-	if s.Model.Kind == Merged {
-		sp.Model, sp.R = "merged", 0
-	}
-	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau"} {
-		if name != "R" || sp.R > 0 {
-			sp.Mark(name)
-		}
-	}
-	status := "complete"
-	if tr.Status != NotRun {
-		status = tr.Status.String()
-	}
-	side := &output.Sidecar{Spec: sp, Meta: output.Meta{Program: output.Program, Command: "run", Complete: tr.Status != Interrupted && tr.Status != Failed,
-		Status: status, Problem: s.ProblemMeta()}}
-	return output.NewFile(side, RunArrays(s, tr))
-}
-
 // ProblemMeta describes the problem of s for a sidecar.
 func (s *System) ProblemMeta() output.ProblemMeta {
 	p := output.ProblemMeta{

@@ -1,8 +1,8 @@
 // Package output is what a linattn run produces and how to read it back:
 // the names, shapes and units of the arrays of every command's FILE.npz
-// (names.go), the sidecar FILE.json beside it (Sidecar: the resolved Spec
-// and Meta), writing both atomically (Write, WriteIndex) and reading any
-// output back (Open, ReadSidecar).
+// (names.go), the sidecar FILE.json beside it (Sidecar: the resolved spec
+// as JSON, which package spec decodes, and Meta), writing both atomically
+// (Write, WriteIndex) and reading any output back (Open, ReadSidecar).
 //
 // An output is a NumPy .npz archive (package export) whose sidecar is the
 // fully resolved specification of the job, a valid spec that repeats it

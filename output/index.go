@@ -107,14 +107,23 @@ func (row *IndexRow) reducedDrops(path string) error {
 	return err
 }
 
+// Sweep is what an index records of a sweep (spec.Sweep is one).
+type Sweep interface {
+	Hash() string          // the SHA-256 of the sweep's canonical JSON
+	SweptFields() []string // the fields given as lists
+	Len() int              // the number of runs
+	// Values returns the JSON values of the swept fields for run i.
+	Values(i int) map[string]json.RawMessage
+}
+
 // NewIndex returns the index of sweep sw with the rows.
-func NewIndex(sw *Sweep, rows []IndexRow) *Index {
-	idx := &Index{SweepSHA256: sw.SHA256, Runs: sw.Len(), Swept: sw.Swept,
+func NewIndex(sw Sweep, rows []IndexRow) *Index {
+	idx := &Index{SweepSHA256: sw.Hash(), Runs: sw.Len(), Swept: sw.SweptFields(),
 		ParamValues: map[string][]json.RawMessage{}, StatusCodes: StatusCodes(), Rows: rows}
 	if idx.Swept == nil {
 		idx.Swept = []string{}
 	}
-	for _, name := range sw.Swept {
+	for _, name := range idx.Swept {
 		seen := map[string]bool{}
 		for i := 0; i < sw.Len(); i++ {
 			v := compact(sw.Values(i)[name])

@@ -12,15 +12,17 @@ import (
 // Program is Meta.Program of every output linattn writes.
 const Program = "linattn"
 
-// MetaKey is the key of a sidecar's Meta; Parse ignores it, so that every
-// sidecar is itself a spec.
+// MetaKey is the key of a sidecar's Meta; a spec ignores it (package
+// spec's Parse), so that every sidecar is itself a spec.
 const MetaKey = "meta"
 
 // Sidecar is FILE.json beside an output FILE.npz: the fully resolved spec
 // (every field the command read, defaults filled in) and, under MetaKey,
 // everything else about the output.
 type Sidecar struct {
-	Spec *Spec
+	// Spec is the spec's JSON object (package spec writes and reads it:
+	// spec.Spec.MarshalJSON, spec.Parse), without the meta.
+	Spec json.RawMessage
 	Meta Meta
 }
 
@@ -152,9 +154,9 @@ func SidecarPath(npz string) string { return strings.TrimSuffix(npz, ".npz") + "
 // MarshalJSON writes the spec's fields followed by "meta", one member per
 // line to a depth of three, arrays and deeper objects on one line.
 func (sc *Sidecar) MarshalJSON() ([]byte, error) {
-	sb, err := sc.Spec.MarshalJSON()
-	if err != nil {
-		return nil, err
+	sb := []byte(sc.Spec)
+	if len(sb) < 2 {
+		sb = []byte("{}")
 	}
 	mb, err := json.Marshal(&sc.Meta)
 	if err != nil {
@@ -190,22 +192,45 @@ func ReadSidecar(npz string) (*Sidecar, []byte, error) {
 	return sc, b, nil
 }
 
-// parseSidecar decodes a sidecar: the spec (Parse) and the meta.
+// parseSidecar decodes a sidecar: the meta, and the spec's members as
+// they stand, in their order (package spec decodes them).
 func parseSidecar(b []byte) (*Sidecar, error) {
-	var probe struct {
-		Meta *Meta `json:"meta"`
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("want a JSON object (%v)", err)
 	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, err
+	var meta *Meta
+	spec := bytes.NewBufferString("{")
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if key == MetaKey {
+			if err := json.Unmarshal(raw, &meta); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if spec.Len() > 1 {
+			spec.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		spec.Write(k)
+		spec.WriteByte(':')
+		if err := json.Compact(spec, raw); err != nil {
+			return nil, err
+		}
 	}
-	if probe.Meta == nil || probe.Meta.Program != Program {
+	if meta == nil || meta.Program != Program {
 		return nil, fmt.Errorf("no meta.program %q", Program)
 	}
-	sp, err := Parse(b)
-	if err != nil {
-		return nil, err
-	}
-	return &Sidecar{Spec: sp, Meta: *probe.Meta}, nil
+	spec.WriteByte('}')
+	return &Sidecar{Spec: spec.Bytes(), Meta: *meta}, nil
 }
 
 // indentObjects formats JSON with the members of objects nested less than

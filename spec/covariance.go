@@ -7,7 +7,6 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/law"
-	"github.com/linattn/linattn/output"
 )
 
 // covariance names the fields that give a task covariance as Λ is given:
@@ -22,25 +21,25 @@ type covariance struct {
 }
 
 // taskCovariance is Ω, the in-context tasks' covariance (-task-*).
-func taskCovariance(s *output.Spec) covariance {
+func taskCovariance(s *Spec) covariance {
 	return covariance{"task", &s.TaskEigs, &s.TaskSpectrum, &s.TaskWhite, &s.TaskEigvecs}
 }
 
 // testTaskCovariance is Ω_test, the in-context test set's (-test-task-*).
-func testTaskCovariance(s *output.Spec) covariance {
+func testTaskCovariance(s *Spec) covariance {
 	return covariance{"test-task", &s.TestTaskEigs, &s.TestTaskSpectrum, &s.TestTaskWhite, &s.TestTaskEigvecs}
 }
 
 func (c covariance) name(field string) string { return c.prefix + "-" + field }
 
 // given reports whether the covariance's eigenvalues were given.
-func (c covariance) given(s *Spec) bool {
+func (c covariance) given(s *resolver) bool {
 	return s.Given(c.name("eigs")) || s.Given(c.name("spectrum")) || s.Given(c.name("white"))
 }
 
 // resolveCovariance validates the fields of c; the eigenvectors need
 // eigenvalues.
-func (s *Spec) resolveCovariance(c covariance) error {
+func (s *resolver) resolveCovariance(c covariance) error {
 	switch {
 	case !c.given(s):
 		if s.Given(c.name("eigvecs")) {
@@ -71,7 +70,7 @@ func (s *Spec) resolveCovariance(c covariance) error {
 
 // covarianceMatrix returns the matrix V diag(e) Vᵀ that c gives, nil when
 // it was not given (the identity).
-func (j *Job) covarianceMatrix(s *Spec, c covariance) (*mat.Dense, error) {
+func (j *Job) covarianceMatrix(s *resolver, c covariance) (*mat.Dense, error) {
 	if !c.given(s) {
 		return nil, nil
 	}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/law"
-	"github.com/linattn/linattn/output"
 )
 
 // floatsText is a list as a command line writes it.
@@ -19,12 +18,12 @@ func floatsText(x []float64) string {
 }
 
 // allGroups are the groups of every command.
-var allGroups = []output.Group{output.GroupSolver, output.GroupLandscape, output.GroupReduced, output.GroupTrain, output.GroupLaw}
+var allGroups = []Group{GroupSolver, GroupLandscape, GroupReduced, GroupTrain, GroupLaw}
 
 // parseFlags sets the fields of a spec from name, text pairs, as flags do.
-func parseFlags(t *testing.T, kv ...string) *output.Spec {
+func parseFlags(t *testing.T, kv ...string) *Spec {
 	t.Helper()
-	s := &output.Spec{}
+	s := &Spec{}
 	for i := 0; i < len(kv); i += 2 {
 		if err := s.SetText(kv[i], kv[i+1]); err != nil {
 			t.Fatalf("-%s %s: %v", kv[i], kv[i+1], err)
@@ -36,7 +35,7 @@ func parseFlags(t *testing.T, kv ...string) *output.Spec {
 // TestFieldDefaults: the empty spec resolves, for the commands that read
 // each field, to the default its usage states (the paper's D = 4 example);
 // the fields that are alternatives of a default stay unset. Each field of
-// output.Fields() is listed.
+// Fields() is listed.
 func TestFieldDefaults(t *testing.T) {
 	t.Parallel()
 	want := map[string]string{
@@ -54,11 +53,11 @@ func TestFieldDefaults(t *testing.T) {
 		// the sidecar records the one drawn from the data seed.
 		"w0": floatsText(law.FixedTasks(4, 1, 3)[0]),
 	}
-	job, err := resolve(&output.Spec{}, 1e12, allGroups...)
+	job, err := resolve(&Spec{}, 1e12, allGroups...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range output.Fields() {
+	for _, f := range Fields() {
 		w, ok := want[f.Name]
 		if !ok {
 			t.Errorf("field %s has no default in this test", f.Name)
@@ -72,7 +71,7 @@ func TestFieldDefaults(t *testing.T) {
 		}
 	}
 	// The merged model: -balanced defaults to false, R has no meaning.
-	job, err = resolve(parseFlags(t, "model", "merged", "R", "2"), 1e12, output.GroupSolver)
+	job, err = resolve(parseFlags(t, "model", "merged", "R", "2"), 1e12, GroupSolver)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +79,7 @@ func TestFieldDefaults(t *testing.T) {
 		t.Errorf("merged: balanced %q, R given %v (%d)", job.Spec.Text("balanced"), job.Spec.Given("R"), job.Spec.R)
 	}
 	// A final time: -tol is dropped; -spectrum and -white take -D.
-	job, err = resolve(parseFlags(t, "T", "100", "tol", "0.5", "white", "2", "D", "3"), 1e12, output.GroupSolver)
+	job, err = resolve(parseFlags(t, "T", "100", "tol", "0.5", "white", "2", "D", "3"), 1e12, GroupSolver)
 	if err != nil || job.Spec.Given("tol") || job.Data.Lambda()[2] != 2 || job.Spec.H != 3 {
 		t.Errorf("T given: %v, tol given %v, λ %v", err, job.Spec.Given("tol"), job.Data.Lambda())
 	}
@@ -88,7 +87,7 @@ func TestFieldDefaults(t *testing.T) {
 
 // TestFieldRanges: a value out of a field's range is refused with one
 // message that names the flag (and the allowed range); each field of
-// output.Fields() with a range is listed, and the values at the edges of the
+// Fields() with a range is listed, and the values at the edges of the
 // range are accepted.
 func TestFieldRanges(t *testing.T) {
 	t.Parallel()
@@ -171,7 +170,7 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"task-draw", "gaussian"}, "-task-draw: with -icl 1"},
 		{[]string{"test-task-white", "2"}, "-test-task-white: no in-context test loss is computed here"},
 	} {
-		_, err := resolve(parseFlags(t, tc.flags...), 1e12, output.GroupSolver, output.GroupLaw)
+		_, err := resolve(parseFlags(t, tc.flags...), 1e12, GroupSolver, GroupLaw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("run %v: err = %v, want %q", tc.flags, err, tc.want)
 		}
@@ -205,7 +204,7 @@ func TestFieldText(t *testing.T) {
 		{"eigs", "0.4,x", `entry 2 "x" is not a number`},
 		{"stability", "maybe", `"maybe" is not true or false`},
 	} {
-		if err := (&output.Spec{}).SetText(tc.name, tc.text); err == nil || err.Error() != tc.want {
+		if err := (&Spec{}).SetText(tc.name, tc.text); err == nil || err.Error() != tc.want {
 			t.Errorf("-%s %s: err = %v, want %q", tc.name, tc.text, err, tc.want)
 		}
 	}
@@ -221,7 +220,7 @@ func TestFieldAlternatives(t *testing.T) {
 		"task-eigs": "0.3,0.2", "task-spectrum": "power:1", "task-white": "2",
 		"test-task-eigs": "0.3,0.2", "test-task-spectrum": "power:1", "test-task-white": "2"}
 	pairs := 0
-	for _, f := range output.Fields() {
+	for _, f := range Fields() {
 		for _, a := range f.Alternatives {
 			s := parseFlags(t, f.Name, values[f.Name], a, values[a])
 			err := CheckFlags(s)

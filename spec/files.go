@@ -76,7 +76,7 @@ func (j *Job) readInit() ([]float64, error) {
 type initFile struct {
 	zr   *export.NPZReader
 	path string
-	spec *output.Spec
+	spec *Spec
 }
 
 // shapes returns the shapes of the arrays the model needs and of the full

@@ -3,8 +3,6 @@ package spec
 import (
 	"strings"
 	"testing"
-
-	"github.com/linattn/linattn/output"
 )
 
 // TestFullLayerLargeD: the full layer at D = H = 64 under a task law is
@@ -16,14 +14,14 @@ import (
 func TestFullLayerLargeD(t *testing.T) {
 	flags := []string{"model", "merged", "layer", "full", "icl", "0.5", "tasks", "4", "D", "64", "H", "64",
 		"spectrum", "power:1", "N", "31", "samples", "201"}
-	job, err := resolve(parseFlags(t, flags...), 4e9, output.GroupSolver, output.GroupLaw)
+	job, err := resolve(parseFlags(t, flags...), 4e9, GroupSolver, GroupLaw)
 	if err != nil {
 		t.Fatalf("D = 64 full layer: %v", err)
 	}
 	if b := job.MemoryBytes; b < 0.9e9 || b > 1.2e9 {
 		t.Errorf("D = 64 full layer, 201 samples: estimated %.3g bytes, want about 1.07 GB", b)
 	}
-	_, err = resolve(parseFlags(t, append(flags[:len(flags)-2], "samples", "2001")...), 4e9, output.GroupSolver, output.GroupLaw)
+	_, err = resolve(parseFlags(t, append(flags[:len(flags)-2], "samples", "2001")...), 4e9, GroupSolver, GroupLaw)
 	if err == nil || !strings.Contains(err.Error(), "needs an estimated 9.0") || !strings.Contains(err.Error(), "4 GB available") {
 		t.Errorf("2001 samples in 4 GB: %v, want a refusal naming the memory needed", err)
 	}

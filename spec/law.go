@@ -15,7 +15,7 @@ const MaxTasks = 1 << 20
 // resolveLaw settles the layer and the law of the labels (-layer, -icl,
 // -noise, -task-* and -test-task-*, -tasks or -w0 or -w0-file,
 // -task-draw, -data-seed), read by run and train (forTrain).
-func (s *Spec) resolveLaw(forTrain bool) error {
+func (s *resolver) resolveLaw(forTrain bool) error {
 	s.def("layer", func() {
 		s.Layer = "reduced"
 		if forTrain {
@@ -67,20 +67,20 @@ func (s *Spec) resolveLaw(forTrain bool) error {
 }
 
 // noEffect refuses fixed tasks given where they have no effect.
-func (s *Spec) noEffect(flag string) error {
+func (s *resolver) noEffect(flag string) error {
 	return fmt.Errorf("%s: with -icl 1 every sequence is in-context and no in-weight test is computed here, so the fixed tasks have no effect; give -icl below 1 (or -layer full or labelkey)", flag)
 }
 
 // standard reports whether the law is the paper's task: every sequence
 // in-context, Ω = I, noiseless (law.Data.Standard).
-func (s *Spec) standard() bool {
+func (s *resolver) standard() bool {
 	return s.ICL == 1 && !taskCovariance(s.Spec).given(s) && !(s.Given("noise") && s.Noise > 0)
 }
 
 // computesTests reports whether the test losses are computed: train with
 // test sets, or run of a layer with extra blocks or under another law
 // than the paper's.
-func (s *Spec) computesTests() bool {
+func (s *resolver) computesTests() bool {
 	if s.Given("test") { // train
 		return s.Test > 0
 	}
@@ -91,7 +91,7 @@ func (s *Spec) computesTests() bool {
 // sequences not in-context, or the in-weight test loss computed: train
 // with test sets, run of the full layer): -w0 (K·D numbers), or -tasks K
 // drawn from the data seed.
-func (s *Spec) resolveTasks() error {
+func (s *resolver) resolveTasks() error {
 	if s.Given("task-draw") && s.TaskDraw != "scaled" && s.TaskDraw != "gaussian" {
 		return fmt.Errorf("-task-draw = %q, want scaled or gaussian", s.TaskDraw)
 	}
@@ -123,7 +123,7 @@ func (s *Spec) resolveTasks() error {
 // usesTasks reports whether the fixed tasks have an effect: some
 // sequences are not in-context, or the in-weight test loss is computed
 // (train with test sets, run of the full layer).
-func (s *Spec) usesTasks() bool {
+func (s *resolver) usesTasks() bool {
 	if s.Given("test") { // train
 		return s.ICL < 1 || s.Test > 0
 	}
@@ -131,7 +131,7 @@ func (s *Spec) usesTasks() bool {
 }
 
 // lengths returns the context lengths of -N or -ntp-max (only ν with -nu).
-func (s *Spec) lengths() law.Lengths {
+func (s *resolver) lengths() law.Lengths {
 	switch {
 	case s.Given("N"):
 		return law.Lengths{N: s.N}
@@ -148,7 +148,7 @@ const maxRecordedTasks = 4096
 // law returns data with the law of the labels: -icl, -noise, Ω and
 // Ω_test, and the fixed tasks of -w0, -w0-file or drawn (K of them, from
 // the data seed).
-func (j *Job) law(s *Spec, data *law.Data) (*law.Data, error) {
+func (j *Job) law(s *resolver, data *law.Data) (*law.Data, error) {
 	tasks := law.Tasks{ICL: s.ICL, Noise: s.Noise}
 	var err error
 	if tasks.Cov, err = j.covarianceMatrix(s, taskCovariance(s.Spec)); err != nil {
@@ -172,7 +172,7 @@ func (j *Job) law(s *Spec, data *law.Data) (*law.Data, error) {
 // fixedTasks returns the tasks of -w0, -w0-file, or drawn. A sidecar
 // records drawn tasks as -w0 when they have an effect and are few, so
 // that it reruns them.
-func (j *Job) fixedTasks(s *Spec) ([][]float64, error) {
+func (j *Job) fixedTasks(s *resolver) ([][]float64, error) {
 	switch {
 	case s.Given("w0"):
 		fixed := make([][]float64, 0, s.Tasks)
@@ -196,7 +196,7 @@ func (j *Job) fixedTasks(s *Spec) ([][]float64, error) {
 }
 
 // readTasks reads -w0-file, a (K, D) float64 array.
-func (j *Job) readTasks(s *Spec) ([][]float64, error) {
+func (j *Job) readTasks(s *resolver) ([][]float64, error) {
 	data, shape, err := j.readNPY("w0-file", &s.W0File)
 	if err != nil {
 		return nil, err

@@ -43,15 +43,15 @@ const (
 	MaxStabilityDim = 10
 )
 
-// Spec is a spec being resolved, with the memory a job may use.
-type Spec struct {
-	*output.Spec
+// resolver is a spec being resolved, with the memory a job may use.
+type resolver struct {
+	*Spec
 	memoryLimit float64
 }
 
 // Job is a resolved specification with the objects it describes.
 type Job struct {
-	Spec   *output.Spec // every field the command reads is given
+	Spec   *Spec // every field the command reads is given
 	Data   *law.Data
 	System *flow.System
 	Y0     []float64 // initial state, original basis
@@ -68,37 +68,37 @@ type Job struct {
 // validates them and builds the job; it refuses jobs that need more than
 // the memory the kernel reports available. Errors name the field and its
 // allowed range.
-func Resolve(given *output.Spec, groups ...output.Group) (*Job, error) {
+func Resolve(given *Spec, groups ...Group) (*Job, error) {
 	return resolve(given, AvailableMemory(), groups...)
 }
 
 // resolve is Resolve with memoryLimit bytes available.
-func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*Job, error) {
-	s := &Spec{Spec: given.Clone(), memoryLimit: memoryLimit}
-	reads := map[output.Group]bool{output.GroupProblem: true}
+func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
+	s := &resolver{Spec: given.Clone(), memoryLimit: memoryLimit}
+	reads := map[Group]bool{GroupProblem: true}
 	for _, g := range groups {
 		reads[g] = true
 	}
 	steps := []func() error{s.resolveModel, s.resolveSpectrum, s.resolveContext, s.resolveHeads, s.resolveStart}
-	if reads[output.GroupSolver] {
+	if reads[GroupSolver] {
 		steps = append(steps, s.resolveEnd)
 	}
-	if reads[output.GroupSolver] || reads[output.GroupTrain] {
+	if reads[GroupSolver] || reads[GroupTrain] {
 		steps = append(steps, s.resolveOutput)
 	}
-	if reads[output.GroupTrain] {
+	if reads[GroupTrain] {
 		steps = append(steps, func() error { return s.resolveTrain(s.def) })
 	}
-	if reads[output.GroupLaw] {
-		steps = append(steps, func() error { return s.resolveLaw(reads[output.GroupTrain]) })
+	if reads[GroupLaw] {
+		steps = append(steps, func() error { return s.resolveLaw(reads[GroupTrain]) })
 	}
-	if reads[output.GroupSolver] || reads[output.GroupTrain] {
-		steps = append(steps, func() error { return s.resolveMethod(!reads[output.GroupLaw] || s.standard()) })
+	if reads[GroupSolver] || reads[GroupTrain] {
+		steps = append(steps, func() error { return s.resolveMethod(!reads[GroupLaw] || s.standard()) })
 	}
-	if reads[output.GroupLandscape] {
+	if reads[GroupLandscape] {
 		steps = append(steps, s.resolveLandscape)
 	}
-	if reads[output.GroupReduced] {
+	if reads[GroupReduced] {
 		steps = append(steps, s.resolveReduced)
 	}
 	for _, step := range steps {
@@ -116,10 +116,10 @@ func resolve(given *output.Spec, memoryLimit float64, groups ...output.Group) (*
 	if err := job.build(s); err != nil {
 		return nil, err
 	}
-	if reads[output.GroupSolver] || reads[output.GroupTrain] {
+	if reads[GroupSolver] || reads[GroupTrain] {
 		job.Method, _ = ode.MethodByName(s.Method)
 	}
-	if reads[output.GroupSolver] {
+	if reads[GroupSolver] {
 		if err := job.checkDenseMethod(); err != nil {
 			return nil, err
 		}
@@ -149,14 +149,14 @@ func (job *Job) checkDenseMethod() error {
 }
 
 // def sets the field name by set unless it was given, and marks it given.
-func (s *Spec) def(name string, set func()) {
+func (s *resolver) def(name string, set func()) {
 	if !s.Given(name) {
 		set()
 		s.Mark(name)
 	}
 }
 
-func (s *Spec) resolveModel() error {
+func (s *resolver) resolveModel() error {
 	s.def("model", func() { s.Model = DefaultModel })
 	if s.Model != "separate" && s.Model != "merged" {
 		return fmt.Errorf("-model = %q, want separate or merged", s.Model)
@@ -166,7 +166,7 @@ func (s *Spec) resolveModel() error {
 
 // resolveSpectrum settles the eigenvalues (-eigs, -spectrum or -white, and
 // D) and the eigenvectors.
-func (s *Spec) resolveSpectrum() error {
+func (s *resolver) resolveSpectrum() error {
 	if !s.Given("eigs") && !s.Given("spectrum") && !s.Given("white") {
 		s.Eigs = append([]float64(nil), DefaultEigs...)
 		s.Mark("eigs")
@@ -207,7 +207,7 @@ func (s *Spec) resolveSpectrum() error {
 }
 
 // lambda returns the eigenvalues of a resolved spec.
-func (s *Spec) lambda() []float64 {
+func (s *resolver) lambda() []float64 {
 	switch {
 	case s.Given("eigs"):
 		return s.Eigs
@@ -220,7 +220,7 @@ func (s *Spec) lambda() []float64 {
 }
 
 // resolveContext settles the context length: -N, -nu or -ntp-max.
-func (s *Spec) resolveContext() error {
+func (s *resolver) resolveContext() error {
 	if !s.Given("N") && !s.Given("nu") && !s.Given("ntp-max") {
 		s.N = DefaultN
 		s.Mark("N")
@@ -243,7 +243,7 @@ func (s *Spec) resolveContext() error {
 }
 
 // resolveHeads settles H, R, -balanced and τ.
-func (s *Spec) resolveHeads() error {
+func (s *resolver) resolveHeads() error {
 	s.def("H", func() { s.H = s.D })
 	if s.H < 1 {
 		return fmt.Errorf("-H = %d, want H ≥ 1 heads", s.H)
@@ -269,7 +269,7 @@ func (s *Spec) resolveHeads() error {
 }
 
 // resolveStart settles the initial state: -init, or -winit and -seed.
-func (s *Spec) resolveStart() error {
+func (s *resolver) resolveStart() error {
 	if s.Given("init") {
 		if s.Init == "" {
 			return fmt.Errorf("-init is empty, want the path of a .npz file")
@@ -286,7 +286,7 @@ func (s *Spec) resolveStart() error {
 
 // resolveEnd settles where a run ends: -T, or -tol for a run until
 // converged.
-func (s *Spec) resolveEnd() error {
+func (s *resolver) resolveEnd() error {
 	s.def("T", func() { s.T = 0 })
 	if !(s.T >= 0) || math.IsInf(s.T, 0) {
 		return fmt.Errorf("-T = %g, want a finite final time ≥ 0 (0: until converged)", s.T)
@@ -316,7 +316,7 @@ const DefaultCheckpoint = time.Minute
 
 // CheckpointInterval returns -checkpoint's interval: DefaultCheckpoint
 // unless given, 0 for none.
-func CheckpointInterval(sp *output.Spec) (time.Duration, error) {
+func CheckpointInterval(sp *Spec) (time.Duration, error) {
 	if !sp.Given("checkpoint") {
 		return DefaultCheckpoint, nil
 	}
@@ -331,7 +331,7 @@ func CheckpointInterval(sp *output.Spec) (time.Duration, error) {
 }
 
 // resolveOutput settles the output grid.
-func (s *Spec) resolveOutput() error {
+func (s *resolver) resolveOutput() error {
 	s.def("samples", func() { s.Samples = DefaultSamples })
 	if s.Samples < 2 {
 		return fmt.Errorf("-samples = %d, want S ≥ 2 output times", s.Samples)
@@ -346,7 +346,7 @@ func (s *Spec) resolveOutput() error {
 // resolveMethod settles the integrator, flow.MethodFor the model unless
 // -method names one, and its tolerances; inContext says that every
 // sequence draws its task afresh (-icl 1).
-func (s *Spec) resolveMethod(inContext bool) error {
+func (s *resolver) resolveMethod(inContext bool) error {
 	s.def("method", func() { s.Method = methodName(flow.MethodFor(s.flowModel(), s.D, inContext)) })
 	method, ok := ode.MethodByName(s.Method)
 	if !ok {
@@ -364,7 +364,7 @@ func (s *Spec) resolveMethod(inContext bool) error {
 	return nil
 }
 
-func (s *Spec) resolveLandscape() error {
+func (s *resolver) resolveLandscape() error {
 	s.def("stability", func() { s.Stability = true })
 	if s.Model == "separate" && s.D > MaxTableDim && s.Stability {
 		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d for their stability, or D ≤ %d with -stability=false for the loss table alone", s.D, MaxStabilityDim, MaxTableDim)
@@ -378,7 +378,7 @@ func (s *Spec) resolveLandscape() error {
 	return nil
 }
 
-func (s *Spec) resolveReduced() error {
+func (s *resolver) resolveReduced() error {
 	s.def("align", func() { s.Align = DefaultAlign })
 	if !(s.Align > 0 && s.Align < 1) {
 		return fmt.Errorf("-align = %g, want an alignment in (0, 1)", s.Align)
@@ -392,7 +392,7 @@ func (s *Spec) resolveReduced() error {
 
 // build constructs the data, the system and the initial state of the
 // resolved spec s.
-func (job *Job) build(s *Spec) error {
+func (job *Job) build(s *resolver) error {
 	vecs, err := job.eigenvectors(s.D)
 	if err != nil {
 		return err
@@ -420,7 +420,7 @@ func (job *Job) build(s *Spec) error {
 }
 
 // flowModel returns the model of the resolved spec.
-func (s *Spec) flowModel() flow.Model {
+func (s *resolver) flowModel() flow.Model {
 	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}
 	if s.Model == "merged" {
 		model.Kind, model.R = flow.Merged, 0
@@ -514,7 +514,7 @@ func (j *Job) readNPY(field string, path *string) ([]float64, []int, error) {
 // estimateBytes is the peak memory of the job: the eigenvectors and their
 // rotations, the state and the integrator's stages, and the output, which
 // holds every sample twice (the trajectory and its arrays).
-func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
+func (s *resolver) estimateBytes(reads map[Group]bool) float64 {
 	d, h, r := float64(s.D), float64(s.H), float64(s.R)
 	var n float64
 	if s.Model == "merged" {
@@ -533,15 +533,15 @@ func (s *Spec) estimateBytes(reads map[output.Group]bool) float64 {
 	if s.Layer == "full" && n > ode.MaxDenseDim {
 		words += (flow.DeflateSteps + 1) * n // BDF's deflation preconditioner (flow.System.Preconditioner)
 	}
-	if reads[output.GroupSolver] {
+	if reads[GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
 		words += float64(s.Samples) * perSample
 	}
-	if reads[output.GroupLaw] && s.Layer != "reduced" {
+	if reads[GroupLaw] && s.Layer != "reduced" {
 		layer, _ := flow.LayerByName(s.Layer)
 		words += flow.MomentBytes(layer, s.D) / 8 // the moments of the layer's features
 	}
-	if reads[output.GroupLandscape] && s.Stability && s.D <= 30 {
+	if reads[GroupLandscape] && s.Stability && s.D <= 30 {
 		// One Jacobian of n² and its eigen-decomposition at a time, and the
 		// eigenvalue table (2^D × n).
 		words += 3*n*n + math.Exp2(d)*n

@@ -15,17 +15,17 @@ import (
 
 // RunGroups are the groups of fields linattn run reads besides the
 // problem's: the solver and the law.
-func RunGroups() []output.Group { return []output.Group{output.GroupSolver, output.GroupLaw} }
+func RunGroups() []Group { return []Group{GroupSolver, GroupLaw} }
 
 // ReadFile reads a spec file, or the sidecar of an earlier output (its
 // meta is not part of the spec), with its relative input paths taken from
 // the file's folder.
-func ReadFile(path string) (*output.Spec, error) {
+func ReadFile(path string) (*Spec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := output.Parse(b)
+	sp, err := Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -131,4 +131,28 @@ func ClosedFormArrays(s *flow.System, times, states []float64) []export.Array {
 // (RunSettings), as linattn run does.
 func (j *Job) Run(ctx context.Context) (*flow.Trajectory, error) {
 	return j.System.Run(ctx, j.Y0, j.RunSettings())
+}
+
+// RunFile is the output linattn run writes for the run tr of s, in memory
+// (output.NewFile): the arrays of flow.RunArrays, and a sidecar whose spec gives
+// the model (model, D, eigs, H, R, tau) and whose meta the problem
+// (ProblemMeta), with command "run".
+func RunFile(s *flow.System, tr *flow.Trajectory) *output.File {
+	sp := &Spec{Model: "separate", D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
+	if s.Model.Kind == flow.Merged {
+		sp.Model, sp.R = "merged", 0
+	}
+	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau"} {
+		if name != "R" || sp.R > 0 {
+			sp.Mark(name)
+		}
+	}
+	status := "complete"
+	if tr.Status != flow.NotRun {
+		status = tr.Status.String()
+	}
+	raw, _ := sp.MarshalJSON() // numbers of a valid System: no error
+	side := &output.Sidecar{Spec: raw, Meta: output.Meta{Program: output.Program, Command: "run", Complete: tr.Status != flow.Interrupted && tr.Status != flow.Failed,
+		Status: status, Problem: s.ProblemMeta()}}
+	return output.NewFile(side, flow.RunArrays(s, tr))
 }

@@ -10,12 +10,11 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/export"
-	"github.com/linattn/linattn/output"
 )
 
 // TestDefaults: the empty spec resolves to the paper's D = 4 example.
 func TestDefaults(t *testing.T) {
-	job, err := Resolve(&output.Spec{}, output.GroupSolver)
+	job, err := Resolve(&Spec{}, GroupSolver)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +39,11 @@ func TestDefaults(t *testing.T) {
 
 // TestLayering: a flag replaces the spec file's field and its alternatives.
 func TestLayering(t *testing.T) {
-	base, err := output.Parse([]byte(`{"N": 10, "eigs": [0.5, 0.25], "seed": 1, "meta": {"ignored": true}}`))
+	base, err := Parse([]byte(`{"N": 10, "eigs": [0.5, 0.25], "seed": 1, "meta": {"ignored": true}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	flags := &output.Spec{}
+	flags := &Spec{}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	for _, name := range []string{"ntp-max", "white", "D", "init"} {
 		fs.Var(NewValue(flags, name), name, "")
@@ -65,7 +64,7 @@ func TestLayering(t *testing.T) {
 		t.Errorf("ν = %v, λ = %v", job.Data.Nu(), job.Data.Lambda())
 	}
 	for _, bad := range []string{`{"N": 3, "nu": 0.5}`, `{"init": "a.npz", "seed": 2}`, `{"bogus": 1}`, `{"N": 3.5}`, `{"seed": -1}`, `{"eigs": null}`, `[1]`, `{"N": 3} {}`, `null`} {
-		if _, err := output.Parse([]byte(bad)); err == nil {
+		if _, err := Parse([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
@@ -81,7 +80,7 @@ func TestInputFiles(t *testing.T) {
 	if err := export.SaveNPY(vecs, export.Floats("x", []float64{c, -s, 0, s, c, 0, 0, 0, 1}, 3, 3)); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := output.Parse([]byte(`{"eigs": [0.3, 0.2, 0.1], "eigvecs": "vecs.npy", "H": 1}`))
+	sp, err := Parse([]byte(`{"eigs": [0.3, 0.2, 0.1], "eigvecs": "vecs.npy", "H": 1}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +123,8 @@ func jsonOf(x any) string { b, _ := json.Marshal(x); return string(b) }
 // estimated size before anything is allocated.
 func TestMemoryRefusal(t *testing.T) {
 	t.Parallel()
-	sp, _ := output.Parse([]byte(`{"spectrum": "power:1", "D": 20000}`))
-	_, err := resolve(sp, 1e9, output.GroupSolver)
+	sp, _ := Parse([]byte(`{"spectrum": "power:1", "D": 20000}`))
+	_, err := resolve(sp, 1e9, GroupSolver)
 	if err == nil || !strings.Contains(err.Error(), "needs an estimated") || !strings.Contains(err.Error(), "1 GB available") {
 		t.Errorf("err = %v", err)
 	}
@@ -143,14 +142,14 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := output.Parse(data)
+		s, err := Parse(data)
 		if err != nil {
 			return
 		}
 		if s.Given("init") || (s.Given("eigvecs") && strings.HasSuffix(s.Eigvecs, ".npy")) {
 			return // file inputs are tested elsewhere
 		}
-		job, err := resolve(s, 2e7, output.GroupSolver, output.GroupLandscape, output.GroupReduced)
+		job, err := resolve(s, 2e7, GroupSolver, GroupLandscape, GroupReduced)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error")
@@ -161,11 +160,11 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s2, err := output.Parse(b1)
+		s2, err := Parse(b1)
 		if err != nil {
 			t.Fatalf("resolved spec %s does not parse: %v", b1, err)
 		}
-		job2, err := resolve(s2, 2e7, output.GroupSolver, output.GroupLandscape, output.GroupReduced)
+		job2, err := resolve(s2, 2e7, GroupSolver, GroupLandscape, GroupReduced)
 		if err != nil {
 			t.Fatalf("resolved spec %s does not resolve: %v", b1, err)
 		}
@@ -196,7 +195,7 @@ func TestTaskLawFiles(t *testing.T) {
 	if err := export.SaveNPY(vecs, export.Floats("v", v, 4, 4)); err != nil {
 		t.Fatal(err)
 	}
-	sp := &output.Spec{}
+	sp := &Spec{}
 	for _, kv := range [][2]string{{"icl", "0.5"}, {"w0-file", tasks}, {"task-eigs", "2,1,1,1"}, {"task-eigvecs", vecs}, {"noise", "0.1"}} {
 		if err := sp.SetText(kv[0], kv[1]); err != nil {
 			t.Fatal(err)

@@ -22,7 +22,7 @@ const (
 
 // resolveTrain fills in and validates the fields of train; def sets a
 // field's default when it was not given.
-func (s *Spec) resolveTrain(def func(string, func())) error {
+func (s *resolver) resolveTrain(def func(string, func())) error {
 	if s.Given("nu") {
 		return fmt.Errorf("-nu: train draws sequences, so it needs their lengths: give -N or -ntp-max instead")
 	}
@@ -85,9 +85,9 @@ func (s *Spec) resolveTrain(def func(string, func())) error {
 
 // TrainConfig returns the training problem of a job resolved for train:
 // its data carry the context lengths and the task law.
-func (j *Job) TrainConfig() train.Config { return (&Spec{Spec: j.Spec}).trainConfig(j.Data) }
+func (j *Job) TrainConfig() train.Config { return (&resolver{Spec: j.Spec}).trainConfig(j.Data) }
 
-func (s *Spec) trainConfig(data *law.Data) train.Config {
+func (s *resolver) trainConfig(data *law.Data) train.Config {
 	m := train.Model{Model: flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}, D: s.D}
 	m.Layer, _ = flow.LayerByName(s.Layer) // checked by resolveLaw
 	if s.Model == "merged" {

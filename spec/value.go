@@ -1,17 +1,15 @@
 package spec
 
-import "github.com/linattn/linattn/output"
-
-// Value is a flag.Value that sets one field of a spec (output.Spec's text
+// Value is a flag.Value that sets one field of a spec (Spec's text
 // form) and marks it given.
 type Value struct {
-	spec  *output.Spec
-	field *output.Field
+	spec  *Spec
+	field *Field
 }
 
 // NewValue returns the flag.Value of the field called name in s.
-func NewValue(s *output.Spec, name string) *Value {
-	f, ok := output.Lookup(name)
+func NewValue(s *Spec, name string) *Value {
+	f, ok := Lookup(name)
 	if !ok {
 		panic("spec: no field " + name)
 	}
@@ -42,4 +40,4 @@ func (v *Value) Type() string {
 func (v *Value) IsBoolFlag() bool { return v.field.Kind() == "bool" }
 
 // CheckFlags rejects command-line flags that exclude each other.
-func CheckFlags(s *output.Spec) error { return s.CheckAlternatives("-") }
+func CheckFlags(s *Spec) error { return s.CheckAlternatives("-") }

@@ -4,15 +4,18 @@ import (
 	"fmt"
 
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
-// Any output of linattn read back through package output: command, arrays, sidecar.
+// Any output of linattn read back through package output: command, arrays,
+// sidecar; its spec through package spec.
 func Example() {
 	for _, path := range []string{"testdata/run.npz", "testdata/landscape.npz", "testdata/sweep/index.npz"} {
 		f, _ := output.Open(path)               // FILE.npz and its sidecar FILE.json
 		loss, _, _ := f.Floats(output.Loss, -1) // a sweep's index has none
 		if fmt.Printf("%s %v %.4f", f.Command(), f.Names(), loss); f.Sidecar != nil {
-			fmt.Print(" ", f.Sidecar.Meta.Status, ", H = ", f.Sidecar.Spec.H)
+			sp, _ := spec.Parse(f.Sidecar.Spec) // the job's fields (package spec)
+			fmt.Print(" ", f.Sidecar.Meta.Status, ", H = ", sp.H)
 		}
 		fmt.Println()
 	}

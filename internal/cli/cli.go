@@ -1,5 +1,5 @@
 // Package cli implements the linattn command: a small table of subcommands
-// sharing one job specification (output.Spec, resolved by package spec),
+// sharing one job specification (spec.Spec, resolved by package spec),
 // each computing through the library packages and writing its arrays and
 // a JSON sidecar that is itself a spec through package output.
 package cli
@@ -35,7 +35,7 @@ type command struct {
 	UsageLine string
 	Short     string
 	// Groups are the spec fields the command reads besides the problem.
-	Groups []output.Group
+	Groups []spec.Group
 	// Out is the default output file.
 	Out string
 	Run func(e *env, job *spec.Job) error
@@ -149,7 +149,7 @@ func flagHint(c *command, err error) error {
 	if !undefined {
 		return fmt.Errorf("%v (see linattn %s -h)", err, c.Name)
 	}
-	f, known := output.Lookup(name)
+	f, known := spec.Lookup(name)
 	var readers []string
 	for _, other := range slices.Sorted(maps.Keys(commands)) {
 		if known && f.ReadBy(commands[other].Groups) {
@@ -205,9 +205,9 @@ type invocation struct {
 func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invocation, int) {
 	fs := flag.NewFlagSet("linattn "+c.Name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	overlay := &output.Spec{}
-	groups := append([]output.Group{output.GroupProblem}, c.Groups...)
-	for _, f := range output.Fields() {
+	overlay := &spec.Spec{}
+	groups := append([]spec.Group{spec.GroupProblem}, c.Groups...)
+	for _, f := range spec.Fields() {
 		if f.ReadBy(groups) {
 			fs.Var(spec.NewValue(overlay, f.Name), f.Name, f.Usage)
 		}
@@ -238,7 +238,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	if err := spec.CheckFlags(overlay); err != nil {
 		return fail(err)
 	}
-	given := &output.Spec{}
+	given := &spec.Spec{}
 	if *specFile != "" {
 		var err error
 		var src specSource
@@ -271,7 +271,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 // loadSpec reads a spec file of command c (readSpecFields) and returns it
 // with what it learned of its source;
 // relative input paths in it are taken relative to the file's directory.
-func loadSpec(path string, c *command) (*output.Spec, specSource, error) {
+func loadSpec(path string, c *command) (*spec.Spec, specSource, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, specSource{}, fmt.Errorf("-spec: %w", err)
@@ -280,7 +280,7 @@ func loadSpec(path string, c *command) (*output.Spec, specSource, error) {
 	if err != nil {
 		return nil, src, fmt.Errorf("-spec %s: %w", path, err)
 	}
-	s, err := output.Parse(b)
+	s, err := spec.Parse(b)
 	if err != nil {
 		return nil, src, fmt.Errorf("-spec %s: %w", path, err)
 	}
@@ -354,7 +354,7 @@ func commandNames() []string {
 // the command line: a typo or a misunderstanding. A spec file's field that
 // a flag overrides (a separate run's sidecar with -model merged) is
 // dropped quietly by spec.Resolve.
-func checkIgnored(file, flags, given *output.Spec) error {
+func checkIgnored(file, flags, given *spec.Spec) error {
 	ignored := func(field, by string) bool {
 		return flags.Given(field) || (file.Given(field) && file.Given(by) && !flags.Given(by))
 	}

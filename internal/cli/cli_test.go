@@ -140,7 +140,11 @@ func TestRunArraysRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		job, err := spec.Resolve(f.Sidecar.Spec, output.GroupSolver)
+		sp, err := spec.Parse(f.Sidecar.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, err := spec.Resolve(sp, spec.GroupSolver)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -570,12 +574,12 @@ func TestReducedWhiteClosedForm(t *testing.T) {
 // TestHelp: -h lists every flag a command reads, with its type, and exits 0.
 func TestHelp(t *testing.T) {
 	t.Parallel()
-	for cmd, groups := range map[string][]output.Group{"run": {output.GroupProblem, output.GroupSolver, output.GroupLaw}, "landscape": {output.GroupProblem, output.GroupLandscape}, "reduced": {output.GroupProblem, output.GroupSolver, output.GroupReduced}, "train": {output.GroupProblem, output.GroupTrain, output.GroupLaw}} {
+	for cmd, groups := range map[string][]spec.Group{"run": {spec.GroupProblem, spec.GroupSolver, spec.GroupLaw}, "landscape": {spec.GroupProblem, spec.GroupLandscape}, "reduced": {spec.GroupProblem, spec.GroupSolver, spec.GroupReduced}, "train": {spec.GroupProblem, spec.GroupTrain, spec.GroupLaw}} {
 		code, stdout, _ := runCLI(t, cmd, "-h")
 		if code != 0 {
 			t.Errorf("%s -h: exit %d", cmd, code)
 		}
-		for _, f := range output.Fields() {
+		for _, f := range spec.Fields() {
 			listed := strings.Contains(stdout, "\n  -"+f.Name+" ") || strings.Contains(stdout, "\n  -"+f.Name+"\n")
 			if want := f.ReadBy(groups); listed != want {
 				t.Errorf("%s -h: -%s listed %v, want %v", cmd, f.Name, listed, want)
@@ -629,11 +633,11 @@ func TestInitFile(t *testing.T) {
 			t.Fatalf("loss[%d]: %v from the seed, %v from -init", i, lossA[i], lossB[i])
 		}
 	}
-	given, err := output.Parse(mustRead(t, output.SidecarPath(b)))
+	given, err := spec.Parse(mustRead(t, output.SidecarPath(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := spec.Resolve(given, output.GroupSolver)
+	job, err := spec.Resolve(given, spec.GroupSolver)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,13 +125,13 @@ func TestInitFullLayer(t *testing.T) {
 // bit for bit.
 func checkInitState(t *testing.T, name, out string, want []float64, run bool) {
 	t.Helper()
-	given, err := output.Parse(mustRead(t, output.SidecarPath(out)))
+	given, err := spec.Parse(mustRead(t, output.SidecarPath(out)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups := []output.Group{output.GroupTrain, output.GroupLaw}
+	groups := []spec.Group{spec.GroupTrain, spec.GroupLaw}
 	if run {
-		groups = []output.Group{output.GroupSolver, output.GroupLaw}
+		groups = []spec.Group{spec.GroupSolver, spec.GroupLaw}
 	}
 	job, err := spec.Resolve(given, groups...)
 	if err != nil {

@@ -18,7 +18,7 @@ func init() {
 		Name:      "landscape",
 		UsageLine: "landscape [flags]",
 		Short:     "enumerate the fixed points with their losses and stability; write out/landscape.npz and its sidecar",
-		Groups:    []output.Group{output.GroupLandscape},
+		Groups:    []spec.Group{spec.GroupLandscape},
 		Out:       "out/landscape.npz",
 		Run:       runLandscape,
 	})
@@ -92,7 +92,7 @@ func separateLandscape(e *env, job *spec.Job) error {
 		"classes": map[string]int{"minimum": counts[landscape.Minimum], "strict saddle": counts[landscape.StrictSaddle], "higher-order saddle": counts[landscape.HigherOrderSaddle]},
 	})
 	if err == nil {
-		err = e.save(arrays, side)
+		err = e.save(arrays, side, job.Spec)
 	}
 	if err != nil {
 		return err
@@ -287,7 +287,7 @@ func mergedLandscape(e *env, job *spec.Job) error {
 	side.Meta.Complete, side.Meta.Status = true, "complete"
 	err = side.Meta.SetResult(map[string]any{"rows": []string{"zero", "minimum"}, "class_codes": classCodes})
 	if err == nil {
-		err = e.save(arrays, side)
+		err = e.save(arrays, side, job.Spec)
 	}
 	if err != nil {
 		return err

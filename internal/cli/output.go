@@ -31,17 +31,23 @@ func version() string {
 
 // newSidecar returns the sidecar of the job's output with the meta of
 // every command filled in; the command adds its status, solver and result,
-// and output.Write the file's name, hash and shapes.
+// save the spec, and output.Write the file's name, hash and shapes.
 func newSidecar(e *env, job *spec.Job, start time.Time) *output.Sidecar {
-	return &output.Sidecar{Spec: job.Spec, Meta: output.Meta{
+	return &output.Sidecar{Meta: output.Meta{
 		Program: output.Program, Version: version(), Command: e.cmd.Name, Inputs: job.Inputs,
 		WallSeconds: time.Since(start).Seconds(), Problem: job.System.ProblemMeta(),
 	}}
 }
 
-// save writes the arrays to e.out and the sidecar beside it (output.Write).
-func (e *env) save(arrays []export.Array, side *output.Sidecar) error {
-	err := output.Write(e.out, arrays, side)
+// save writes the arrays to e.out and beside them the sidecar with the
+// resolved spec sp (output.Write).
+func (e *env) save(arrays []export.Array, side *output.Sidecar, sp *spec.Spec) error {
+	raw, err := sp.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	side.Spec = raw
+	err = output.Write(e.out, arrays, side)
 	e.saved = err == nil
 	return err
 }

@@ -17,7 +17,7 @@ func init() {
 		Name:      "reduced",
 		UsageLine: "reduced [flags]",
 		Short:     "the 1-D reduced theory of each plateau beside the full flow; write out/reduced.npz and its sidecar",
-		Groups:    []output.Group{output.GroupSolver, output.GroupReduced},
+		Groups:    []spec.Group{spec.GroupSolver, spec.GroupReduced},
 		Out:       "out/reduced.npz",
 		Run:       runReduced,
 	})
@@ -62,7 +62,7 @@ func runReduced(e *env, job *spec.Job) error {
 	if err := side.Meta.SetResult(result); err != nil {
 		return err
 	}
-	if err := e.save(append(arrays, s.Data.Arrays()...), side); err != nil {
+	if err := e.save(append(arrays, s.Data.Arrays()...), side, job.Spec); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, output.SidecarPath(e.out), formatDuration(time.Since(start)))

@@ -22,7 +22,7 @@ func init() {
 		Name:      "run",
 		UsageLine: "run [flags]",
 		Short:     "integrate the population gradient flow; write out/run.npz and its sidecar out/run.json",
-		Groups:    []output.Group{output.GroupSolver, output.GroupLaw},
+		Groups:    []spec.Group{spec.GroupSolver, spec.GroupLaw},
 		Out:       "out/run.npz",
 		Run:       runFlow,
 	})
@@ -99,7 +99,7 @@ func runFlow(e *env, job *spec.Job) error {
 		return err
 	}
 	arrays := job.RunArrays(tr)
-	if err := e.save(arrays, side); err != nil {
+	if err := e.save(arrays, side, job.Spec); err != nil {
 		return err
 	}
 	if tr.Status != flow.Interrupted {
@@ -379,7 +379,7 @@ func weightsMotion(s *flow.System, tr *flow.Trajectory, tol float64) string {
 // they were sorted and which column of the eigenvectors each λ kept
 // (flow.NewData pairs the d-th eigenvalue given with the d-th column, and
 // sorts the pairs): empty otherwise.
-func sortedEigs(sp *output.Spec) string {
+func sortedEigs(sp *spec.Spec) string {
 	if !sp.Given("eigs") || sort.IsSorted(sort.Reverse(sort.Float64Slice(sp.Eigs))) {
 		return ""
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 // specSource is what readSpecFields learned of a spec file: the command
@@ -26,7 +27,7 @@ type specSource struct {
 // returns the spec's JSON with those fields dropped.
 func readSpecFields(b []byte, c *command) ([]byte, specSource, error) {
 	var src specSource
-	obj, err := output.DecodeObject(b)
+	obj, err := spec.DecodeObject(b)
 	if err != nil {
 		return nil, src, err
 	}
@@ -38,9 +39,9 @@ func readSpecFields(b []byte, c *command) ([]byte, specSource, error) {
 			return nil, src, fmt.Errorf("%q: %w", output.MetaKey, err)
 		}
 	}
-	groups := append([]output.Group{output.GroupProblem}, c.Groups...)
+	groups := append([]spec.Group{spec.GroupProblem}, c.Groups...)
 	var unread []string
-	for _, f := range output.Fields() {
+	for _, f := range spec.Fields() {
 		if _, ok := obj[f.Name]; ok && !f.ReadBy(groups) {
 			unread = append(unread, f.Name)
 		}
@@ -86,7 +87,7 @@ func (src specSource) note(c *command, layerFlag bool) string {
 // defaultLayer is the layer command c runs unless told (spec.resolveLaw):
 // full for train, reduced for the others.
 func defaultLayer(c *command) string {
-	if slices.Contains(c.Groups, output.GroupTrain) {
+	if slices.Contains(c.Groups, spec.GroupTrain) {
 		return "full"
 	}
 	return "reduced"

@@ -127,7 +127,7 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 // loadSweep reads the sweep spec of command c at path (readSpecFields:
 // a sidecar is a spec of one run), and a note on the fields dropped from
 // another command's sidecar.
-func loadSweep(path string, c *command) (*output.Sweep, string, error) {
+func loadSweep(path string, c *command) (*spec.Sweep, string, error) {
 	if path == "" {
 		return nil, "", errors.New("-spec FILE.json is required")
 	}
@@ -139,7 +139,7 @@ func loadSweep(path string, c *command) (*output.Sweep, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("-spec %s: %w", path, err)
 	}
-	sw, err := output.ParseSweep(b)
+	sw, err := spec.ParseSweep(b)
 	if err != nil {
 		return nil, "", fmt.Errorf("-spec %s: %w", path, err)
 	}
@@ -217,7 +217,7 @@ func reportSweep(stdout, stderr io.Writer, total int, rows []output.IndexRow, re
 type sweepRunner struct {
 	ctx     context.Context
 	cmd     *command // what each run is
-	sweep   *output.Sweep
+	sweep   *spec.Sweep
 	dir     string
 	specDir string // relative input files are relative to the spec's directory
 
@@ -332,12 +332,16 @@ func (r *sweepRunner) run(i int) output.IndexRow {
 // reusable reports whether the run at path is complete and valid: its
 // sidecar says complete and was written by command, the .npz has the
 // recorded SHA-256, and the sidecar's spec is want.
-func reusable(path, command string, want *output.Spec) bool {
+func reusable(path, command string, want *spec.Spec) bool {
 	side, _, err := output.Verify(path)
 	if err != nil || !side.Meta.Complete || side.Meta.Command != command {
 		return false
 	}
-	gb, err1 := side.Spec.MarshalJSON()
+	got, err := spec.Parse(side.Spec)
+	if err != nil {
+		return false
+	}
+	gb, err1 := got.MarshalJSON()
 	wb, err2 := want.MarshalJSON()
 	return err1 == nil && err2 == nil && string(gb) == string(wb)
 }

@@ -19,7 +19,7 @@ func init() {
 		Name:      "train",
 		UsageLine: "train [flags]",
 		Short:     "train the attention layer on P sampled sequences beside the population flow; write out/train.npz and its sidecar",
-		Groups:    []output.Group{output.GroupTrain, output.GroupLaw},
+		Groups:    []spec.Group{spec.GroupTrain, spec.GroupLaw},
 		Out:       "out/train.npz",
 		Run:       runTrain,
 	})
@@ -247,7 +247,7 @@ func testLosses(tr *train.Trainer, res *flow.Trajectory) [3][]float64 {
 
 // trainStatus is the sidecar's status of a training run that ended with
 // err.
-func trainStatus(e *env, sp *output.Spec, res *flow.Trajectory, err error) string {
+func trainStatus(e *env, sp *spec.Spec, res *flow.Trajectory, err error) string {
 	if err == nil {
 		return "done"
 	}
@@ -276,7 +276,7 @@ func (e *env) finishTrain(job *spec.Job, tr *train.Trainer, res *flow.Trajectory
 	if err := m.SetResult(trainResult(tr, sp.GD, res, test, c, observed)); err != nil {
 		return err
 	}
-	if err := e.save(trainArrays(job, tr, res, test, c, table), side); err != nil {
+	if err := e.save(trainArrays(job, tr, res, test, c, table), side, job.Spec); err != nil {
 		return err
 	}
 	e.progress.Done()

@@ -36,11 +36,11 @@ func TestTrainArraysRoundTrip(t *testing.T) {
 			if code, _, stderr := runCLI(t, append(smallTrain, "-path", path, "-o", out)...); code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			given, err := output.Parse(mustRead(t, output.SidecarPath(out)))
+			given, err := spec.Parse(mustRead(t, output.SidecarPath(out)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			job, err := spec.Resolve(given, output.GroupTrain, output.GroupLaw)
+			job, err := spec.Resolve(given, spec.GroupTrain, spec.GroupLaw)
 			if err != nil {
 				t.Fatal(err)
 			}

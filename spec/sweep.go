@@ -1,4 +1,4 @@
-package output
+package spec
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/linattn/linattn/output"
 )
 
 // Sweep is a spec in which any scalar field may be a list of values (and
@@ -28,7 +30,7 @@ func ParseSweep(data []byte) (*Sweep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sweep spec: %w", err)
 	}
-	delete(obj, MetaKey) // a sidecar is a spec
+	delete(obj, output.MetaKey) // a sidecar is a spec
 	sw := &Sweep{fixed: map[string]json.RawMessage{}, values: map[string][]json.RawMessage{}, total: 1}
 	for k := range obj {
 		if _, ok := Lookup(k); !ok {
@@ -94,6 +96,12 @@ func (sw *Sweep) Fields() []string {
 	}
 	return out
 }
+
+// Hash returns SHA256 (output.Sweep).
+func (sw *Sweep) Hash() string { return sw.SHA256 }
+
+// SweptFields returns Swept (output.Sweep).
+func (sw *Sweep) SweptFields() []string { return sw.Swept }
 
 // Len returns the number of runs.
 func (sw *Sweep) Len() int { return sw.total }

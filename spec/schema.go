@@ -1,4 +1,4 @@
-package output
+package spec
 
 import (
 	"bytes"
@@ -11,7 +11,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
 	"unicode/utf8"
+
+	"github.com/linattn/linattn/output"
 )
 
 // The specification of a job, as a sidecar holds it: the problem (data,
@@ -367,7 +370,7 @@ func Parse(data []byte) (*Spec, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if k == MetaKey {
+		if k == output.MetaKey {
 			continue
 		}
 		f, ok := Lookup(k)
