@@ -100,7 +100,7 @@ func NewSystem(data *law.Data, m Model) (*System, error) {
 		return nil, fmt.Errorf("flow: H = %d heads, want H ≥ 1", m.H)
 	}
 	if m.Tau == 0 {
-		m.Tau = 1
+		m.Tau = DefaultTau
 	}
 	if !(m.Tau > 0) || math.IsInf(m.Tau, 0) {
 		return nil, fmt.Errorf("flow: Tau = %g, want a finite τ > 0 (0 for τ = 1)", m.Tau)
@@ -270,10 +270,12 @@ func (s *System) rotateVector(w []float64) []float64 {
 }
 
 // The paper's initialization scale and the seed of its D = 4 example,
-// Run's start for a nil y0 and linattn's defaults.
+// Run's start for a nil y0 and linattn's defaults; the time constant τ of
+// a Model whose Tau is 0.
 const (
 	DefaultWInit = 0.01
 	DefaultSeed  = 3
+	DefaultTau   = 1
 )
 
 // Init draws the paper's small random initialization (appendix

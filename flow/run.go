@@ -110,7 +110,9 @@ type RunSettings struct {
 	// StopTol > 0 ends the run as soon as L − System.MinLoss() ≤ StopTol
 	// (with T > 0; Status Stopped).
 	StopTol float64
-	// Method is the integrator; nil means MethodFor the system.
+	// Method is the integrator; nil means MethodFor the system. Run
+	// resolves every zero default so (Resolve) and reports what it ran with
+	// in Trajectory.Resolved.
 	Method ode.Method
 	// RTol and ATol are the integrator's tolerances; zero means
 	// DefaultTolerances(Method).
@@ -151,6 +153,65 @@ type RunSettings struct {
 	// except the samples at accepted steps of a run that fails again
 	// (Sampling AtSteps), which begin at the resumed step.
 	Resume *Resume
+}
+
+// Resolved is what a run ran with where its settings left the default
+// (RunSettings's zero values), as Trajectory.Resolved reports it: linattn
+// records these in its sidecar.
+type Resolved struct {
+	Method     ode.Method
+	RTol, ATol float64
+	T          float64 // the final time; 0: until converged (Tol)
+	Tol        float64 // with T = 0, else 0
+	Samples    int     // output times placed on Grid; 0 with Times given
+	Grid       Grid
+}
+
+// Resolve returns rs with Run's defaults filled in for a flow of model m
+// on data of dimension d, under the paper's task (standard:
+// law.Data.Standard) or another law: Method (MethodFor), RTol and ATol
+// (DefaultTolerances of Method), Tol with T = 0 (DefaultTol), Samples
+// without Times (DefaultSamples) and MaxSteps (DefaultMaxSteps). Each
+// default is defined here alone; System.Run resolves its settings so.
+func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
+	if rs.Method == nil {
+		rs.Method = MethodFor(m, d, standard)
+	}
+	rtol, atol := DefaultTolerances(rs.Method)
+	if rs.RTol == 0 {
+		rs.RTol = rtol
+	}
+	if rs.ATol == 0 {
+		rs.ATol = atol
+	}
+	if rs.T == 0 && rs.Tol == 0 {
+		rs.Tol = DefaultTol
+	}
+	if rs.Times == nil && rs.Samples == 0 {
+		rs.Samples = DefaultSamples
+	}
+	if rs.MaxSteps == 0 {
+		rs.MaxSteps = DefaultMaxSteps
+	}
+	return rs
+}
+
+// Resolved returns the record of settings that Resolve filled in.
+func (rs RunSettings) Resolved() Resolved {
+	r := Resolved{Method: rs.Method, RTol: rs.RTol, ATol: rs.ATol, T: rs.T, Grid: rs.Grid}
+	if rs.T == 0 {
+		r.Tol = rs.Tol
+	}
+	if rs.Times == nil {
+		r.Samples = rs.Samples
+	}
+	return r
+}
+
+// Settings returns rs resolved for s (RunSettings.Resolve): what Run runs
+// with.
+func (s *System) Settings(rs RunSettings) RunSettings {
+	return rs.Resolve(s.Model, s.Data.Dim(), s.Data.Standard())
 }
 
 // Transition is a crossing of the loss through the level half-way between
@@ -250,6 +311,9 @@ type Trajectory struct {
 	FinalLoss float64
 
 	Status Status
+	// Resolved is what the run ran with where its settings left the
+	// default (RunSettings.Resolve).
+	Resolved Resolved
 	// Stats counts the work of every pass.
 	Stats ode.Stats
 
@@ -391,21 +455,6 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	if err := s.checkRun(&rs); err != nil {
 		return nil, err
 	}
-	method := rs.Method
-	if method == nil {
-		method = MethodFor(s.Model, s.Data.Dim(), s.Data.Standard())
-	}
-	rtol, atol := DefaultTolerances(method)
-	if rs.RTol != 0 {
-		rtol = rs.RTol
-	}
-	if rs.ATol != 0 {
-		atol = rs.ATol
-	}
-	maxSteps := rs.MaxSteps
-	if maxSteps == 0 {
-		maxSteps = DefaultMaxSteps
-	}
 	lossAt := ode.CacheByTime(s.LossEigen)
 	path := newPathRecorder(s, y0)
 	var resume *ode.Snapshot
@@ -429,10 +478,10 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	prob := ode.Problem{Func: s.Func(), Jac: s.Jac(), Precond: s.Preconditioner(), T0: 0, T1: rs.T, Y0: s.ToEigen(nil, y0),
 		Autonomous: true, SymmetricJac: true}
 	res, err := ode.Solve(ctx, prob, ode.Settings{
-		Method:   method,
-		RTol:     rtol,
-		ATol:     atol,
-		MaxSteps: maxSteps,
+		Method:   rs.Method,
+		RTol:     rs.RTol,
+		ATol:     rs.ATol,
+		MaxSteps: rs.MaxSteps,
 		TEval:    rs.Times,
 		Events:   s.runEvents(levels, rs.StopTol, lossAt),
 		// The loss is a Lyapunov function of a gradient flow
@@ -510,10 +559,7 @@ func (s *System) convergenceSettings(y0 []float64, rs *RunSettings) (*settleDete
 	if rs.StopTol != 0 {
 		return nil, fmt.Errorf("flow: StopTol = %g with T = 0: a run until converged takes Tol", rs.StopTol)
 	}
-	tol := rs.Tol
-	if tol == 0 {
-		tol = DefaultTol
-	}
+	tol := rs.Tol // resolved: DefaultTol for 0
 	if !(tol > 0 && tol < 1) {
 		return nil, fmt.Errorf("flow: Tol = %g, want a relative tolerance in (0, 1)", rs.Tol)
 	}

@@ -114,22 +114,25 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	if err := s.checkState(y0); err != nil {
 		return nil, err
 	}
+	rs = s.Settings(rs)
+	var tr *Trajectory
+	var err error
 	if red := s.reducedFor(y0); red != nil {
-		return s.runReduced(ctx, red, y0, rs)
+		tr, err = s.runReduced(ctx, red, y0, rs)
+	} else {
+		tr, err = s.run(ctx, y0, rs)
 	}
-	return s.run(ctx, y0, rs)
+	if tr != nil {
+		tr.Resolved = rs.Resolved()
+	}
+	return tr, err
 }
 
+// run is Run with the settings resolved (Settings).
 func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
-	if rs.Method == nil {
-		rs.Method = MethodFor(s.Model, s.Data.Dim(), s.Data.Standard())
-	}
 	if rs.Times != nil {
 		tr, err := s.pass(ctx, y0, rs, s.levels())
 		return s.finish(tr, err, rs)
-	}
-	if rs.Samples == 0 {
-		rs.Samples = DefaultSamples
 	}
 	if rs.Samples < 2 {
 		return nil, fmt.Errorf("flow: Samples = %d, want S ≥ 2 output times (0: %d)", rs.Samples, DefaultSamples)

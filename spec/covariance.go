@@ -64,7 +64,7 @@ func (s *resolver) resolveCovariance(c covariance) error {
 			return err
 		}
 	}
-	s.def(c.name("eigvecs"), func() { *c.eigvecs = "identity" })
+	s.def(c.name("eigvecs"))
 	return nil
 }
 

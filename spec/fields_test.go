@@ -57,6 +57,13 @@ func TestFieldDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The solver's fields stay unset until the flow resolves them.
+	for _, name := range []string{"T", "tol", "samples", "grid", "method", "rtol", "atol"} {
+		if job.Spec.Given(name) {
+			t.Errorf("-%s is filled in before the run: %q", name, job.Spec.Text(name))
+		}
+	}
+	job.Record(job.Settings().Resolved())
 	for _, f := range Fields() {
 		w, ok := want[f.Name]
 		if !ok {
@@ -66,8 +73,15 @@ func TestFieldDefaults(t *testing.T) {
 		if got := job.Spec.Text(f.Name); got != w {
 			t.Errorf("-%s resolves to %q, want %q", f.Name, got, w)
 		}
-		if !strings.Contains(f.Usage, "(default") && w != "" && f.Name != "D" {
-			t.Errorf("-%s: the usage states no default: %q", f.Name, f.Usage)
+		if !strings.Contains(f.Help(), "(default") && w != "" && f.Name != "D" {
+			t.Errorf("-%s: the usage states no default: %q", f.Name, f.Help())
+		}
+		if f.Default == "" {
+			continue
+		}
+		d := &Spec{}
+		if err := d.SetText(f.Name, f.Default); err != nil || (w != "" && d.Text(f.Name) != w) {
+			t.Errorf("-%s: Default %q reads as %q (%v), want %q", f.Name, f.Default, d.Text(f.Name), err, w)
 		}
 	}
 	// The merged model: -balanced defaults to false, R has no meaning.

@@ -16,7 +16,7 @@ const MaxTasks = 1 << 20
 // -noise, -task-* and -test-task-*, -tasks or -w0 or -w0-file,
 // -task-draw, -data-seed), read by run and train (forTrain).
 func (s *resolver) resolveLaw(forTrain bool) error {
-	s.def("layer", func() {
+	s.defTo("layer", func() {
 		s.Layer = "reduced"
 		if forTrain {
 			s.Layer = "full"
@@ -28,7 +28,7 @@ func (s *resolver) resolveLaw(forTrain bool) error {
 	if s.Layer == "full" && s.Given("nu") {
 		return fmt.Errorf("-nu: the full layer's population loss needs the context lengths themselves (E[1/N²] too), not only ν: give -N or -ntp-max")
 	}
-	s.def("icl", func() { s.ICL = 1 })
+	s.def("icl")
 	if !(s.ICL >= 0 && s.ICL <= 1) {
 		return fmt.Errorf("-icl = %g, want a fraction c in [0, 1]", s.ICL)
 	}
@@ -57,8 +57,8 @@ func (s *resolver) resolveLaw(forTrain bool) error {
 	} else if err := s.resolveTasks(); err != nil {
 		return err
 	}
-	s.def("data-seed", func() {
-		s.DataSeed = DefaultSeed
+	s.defTo("data-seed", func() {
+		s.DataSeed = flow.DefaultSeed
 		if s.Given("seed") {
 			s.DataSeed = s.Seed
 		}
@@ -113,7 +113,7 @@ func (s *resolver) resolveTasks() error {
 	if s.Given("w0-file") {
 		return nil // K is the file's (readTasks)
 	}
-	s.def("tasks", func() { s.Tasks = 1 })
+	s.def("tasks")
 	if s.Tasks < 1 || s.Tasks > MaxTasks {
 		return fmt.Errorf("-tasks = %d, want 1 ≤ K ≤ %d fixed task vectors", s.Tasks, MaxTasks)
 	}

@@ -19,26 +19,11 @@ import (
 	"github.com/linattn/linattn/output"
 )
 
-// Defaults: the paper's D = 4 separate key–query example (figure
-// attnS-value: λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4, R = 1) with the small
-// initialization of the paper's code.
-var (
-	DefaultEigs = []float64{0.4, 0.3, 0.2, 0.1}
-)
-
+// maxNTP bounds -ntp-max. The landscape of the separate model has 2^D
+// rows; the stability analysis diagonalizes a Jacobian of size H + 2HRD at
+// each.
 const (
-	DefaultModel   = "separate"
-	DefaultEigvecs = "random:1"
-	DefaultN       = 31
-	DefaultWInit   = flow.DefaultWInit
-	DefaultSeed    = flow.DefaultSeed
-	DefaultSamples = flow.DefaultSamples
-	DefaultAlign   = 0.99
-	DefaultPoints  = 2000
-	maxNTP         = 1 << 24
-
-	// The landscape of the separate model has 2^D rows; the stability
-	// analysis diagonalizes a Jacobian of size H + 2HRD at each.
+	maxNTP          = 1 << 24
 	MaxTableDim     = 24
 	MaxStabilityDim = 10
 )
@@ -51,21 +36,27 @@ type resolver struct {
 
 // Job is a resolved specification with the objects it describes.
 type Job struct {
-	Spec   *Spec // every field the command reads is given
+	// Spec has every field the command reads given, but the solver's that
+	// the flow fills in (-T, -tol, -samples, -grid, -method, -rtol, -atol:
+	// flow.RunSettings.Resolve) until Record sets them to what a run
+	// resolved.
+	Spec   *Spec
 	Data   *law.Data
 	System *flow.System
-	Y0     []float64 // initial state, original basis
-	Method ode.Method
+	Y0     []float64  // initial state, original basis
+	Method ode.Method // -method's; nil for the flow's choice until Record
 	Inputs map[string]output.Input
 	// MemoryBytes is the estimated peak memory of the job.
 	MemoryBytes float64
 	// Notes are what a user should know about a valid job before it runs
 	// (a start that takes long to leave, a slow method), one line each.
 	Notes []string
+
+	groups []Group // the groups of fields the command reads
 }
 
-// Resolve fills the defaults of every field the commands in groups read,
-// validates them and builds the job; it refuses jobs that need more than
+// Resolve fills the defaults of every field the commands in groups read
+// but the solver's (Job.Spec), validates them and builds the job; it refuses jobs that need more than
 // the memory the kernel reports available. Errors name the field and its
 // allowed range.
 func Resolve(given *Spec, groups ...Group) (*Job, error) {
@@ -87,13 +78,13 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 		steps = append(steps, s.resolveOutput)
 	}
 	if reads[GroupTrain] {
-		steps = append(steps, func() error { return s.resolveTrain(s.def) })
+		steps = append(steps, s.resolveTrain)
 	}
 	if reads[GroupLaw] {
 		steps = append(steps, func() error { return s.resolveLaw(reads[GroupTrain]) })
 	}
 	if reads[GroupSolver] || reads[GroupTrain] {
-		steps = append(steps, func() error { return s.resolveMethod(!reads[GroupLaw] || s.standard()) })
+		steps = append(steps, s.resolveMethod)
 	}
 	if reads[GroupLandscape] {
 		steps = append(steps, s.resolveLandscape)
@@ -106,7 +97,7 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 			return nil, err
 		}
 	}
-	job := &Job{Spec: s.Spec, Inputs: map[string]output.Input{}}
+	job := &Job{Spec: s.Spec, Inputs: map[string]output.Input{}, groups: append([]Group{GroupProblem}, groups...)}
 	job.MemoryBytes = s.estimateBytes(reads)
 	if job.MemoryBytes > memoryLimit {
 		return nil, fmt.Errorf("-D = %d, -H = %d: the job needs an estimated %s, more than the %s available; lower -D, -H, -R or -samples",
@@ -116,7 +107,7 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 	if err := job.build(s); err != nil {
 		return nil, err
 	}
-	if reads[GroupSolver] || reads[GroupTrain] {
+	if s.Given("method") {
 		job.Method, _ = ode.MethodByName(s.Method)
 	}
 	if reads[GroupSolver] {
@@ -137,19 +128,28 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 // state's size (ode.MaxDenseDim) for larger states.
 func (job *Job) checkDenseMethod() error {
 	n := job.System.Len()
-	switch job.Method.Family() {
+	m := job.Settings().Method
+	switch m.Family() {
 	case ode.DenseImplicit:
 		if n <= ode.MaxDenseDim {
 			return nil
 		}
 		return fmt.Errorf("-method = %s factors dense matrices of the state's size, at most %d; here D = %d, H = %d give %d: use auto or rock4",
-			job.Spec.Method, ode.MaxDenseDim, job.Spec.D, job.Spec.H, n)
+			methodName(m), ode.MaxDenseDim, job.Spec.D, job.Spec.H, n)
 	}
 	return nil
 }
 
-// def sets the field name by set unless it was given, and marks it given.
-func (s *resolver) def(name string, set func()) {
+// def sets the field called name to its default (Field.Default) unless
+// it was given, and marks it given.
+func (s *resolver) def(name string) {
+	f, _ := Lookup(name)
+	s.defTo(name, func() { _ = s.SetText(name, f.Default) }) // TestFieldDefaults: each parses
+}
+
+// defTo sets the field called name by set unless it was given, and marks
+// it given.
+func (s *resolver) defTo(name string, set func()) {
 	if !s.Given(name) {
 		set()
 		s.Mark(name)
@@ -157,7 +157,7 @@ func (s *resolver) def(name string, set func()) {
 }
 
 func (s *resolver) resolveModel() error {
-	s.def("model", func() { s.Model = DefaultModel })
+	s.def("model")
 	if s.Model != "separate" && s.Model != "merged" {
 		return fmt.Errorf("-model = %q, want separate or merged", s.Model)
 	}
@@ -167,9 +167,8 @@ func (s *resolver) resolveModel() error {
 // resolveSpectrum settles the eigenvalues (-eigs, -spectrum or -white, and
 // D) and the eigenvectors.
 func (s *resolver) resolveSpectrum() error {
-	if !s.Given("eigs") && !s.Given("spectrum") && !s.Given("white") {
-		s.Eigs = append([]float64(nil), DefaultEigs...)
-		s.Mark("eigs")
+	if !s.Given("spectrum") && !s.Given("white") {
+		s.def("eigs")
 	}
 	switch {
 	case s.Given("eigs"):
@@ -199,9 +198,9 @@ func (s *resolver) resolveSpectrum() error {
 			return err
 		}
 	}
-	s.def("eigvecs", func() { s.Eigvecs = DefaultEigvecs })
+	s.def("eigvecs")
 	if s.Eigvecs == "random" {
-		s.Eigvecs = DefaultEigvecs
+		s.Eigvecs = "random:1" // -eigvecs' usage: random is Haar with seed 1
 	}
 	return nil
 }
@@ -221,9 +220,8 @@ func (s *resolver) lambda() []float64 {
 
 // resolveContext settles the context length: -N, -nu or -ntp-max.
 func (s *resolver) resolveContext() error {
-	if !s.Given("N") && !s.Given("nu") && !s.Given("ntp-max") {
-		s.N = DefaultN
-		s.Mark("N")
+	if !s.Given("nu") && !s.Given("ntp-max") {
+		s.def("N")
 	}
 	switch {
 	case s.Given("N"):
@@ -244,12 +242,12 @@ func (s *resolver) resolveContext() error {
 
 // resolveHeads settles H, R, -balanced and τ.
 func (s *resolver) resolveHeads() error {
-	s.def("H", func() { s.H = s.D })
+	s.defTo("H", func() { s.H = s.D })
 	if s.H < 1 {
 		return fmt.Errorf("-H = %d, want H ≥ 1 heads", s.H)
 	}
 	if s.Model == "separate" {
-		s.def("R", func() { s.R = 1 })
+		s.def("R")
 		if s.R < 1 || s.R > s.D {
 			return fmt.Errorf("-R = %d, want 1 ≤ R ≤ D = %d", s.R, s.D)
 		}
@@ -257,11 +255,11 @@ func (s *resolver) resolveHeads() error {
 		s.Clear("R") // keys and queries are merged: R has no meaning
 	}
 	if s.Model == "merged" && !s.Given("init") {
-		s.def("balanced", func() { s.Balanced = false })
+		s.def("balanced")
 	} else if s.Balanced { // with -init the two exclude each other (checkAlternatives)
 		return fmt.Errorf("-balanced is for the merged model's random start, not -model %s", s.Model)
 	}
-	s.def("tau", func() { s.Tau = 1 })
+	s.def("tau")
 	if !(s.Tau > 0) || math.IsInf(s.Tau, 0) {
 		return fmt.Errorf("-tau = %g, want a finite time constant τ > 0", s.Tau)
 	}
@@ -276,24 +274,24 @@ func (s *resolver) resolveStart() error {
 		}
 		return nil
 	}
-	s.def("winit", func() { s.WInit = DefaultWInit })
-	s.def("seed", func() { s.Seed = DefaultSeed })
+	s.def("winit")
+	s.def("seed")
 	if !(s.WInit > 0) || math.IsInf(s.WInit, 0) {
 		return fmt.Errorf("-winit = %g, want a finite scale > 0 (0 is a fixed point of the flow)", s.WInit)
 	}
 	return nil
 }
 
-// resolveEnd settles where a run ends: -T, or -tol for a run until
-// converged.
+// resolveEnd checks where a run ends: -T, or -tol for a run until
+// converged. Left out, they stay so: the flow fills them in
+// (flow.RunSettings.Resolve) and the sidecar records what it ran with
+// (Job.Record).
 func (s *resolver) resolveEnd() error {
-	s.def("T", func() { s.T = 0 })
 	if !(s.T >= 0) || math.IsInf(s.T, 0) {
 		return fmt.Errorf("-T = %g, want a finite final time ≥ 0 (0: until converged)", s.T)
 	}
 	if s.T == 0 {
-		s.def("tol", func() { s.Tol = flow.DefaultTol })
-		if !(s.Tol > 0 && s.Tol < 1) {
+		if s.Given("tol") && !(s.Tol > 0 && s.Tol < 1) {
 			return fmt.Errorf("-tol = %g, want a relative tolerance in (0, 1)", s.Tol)
 		}
 	} else if s.Given("tol") {
@@ -310,62 +308,53 @@ func (s *resolver) resolveEnd() error {
 	return nil
 }
 
-// DefaultCheckpoint is how often a run saves its state when -checkpoint is
-// not given: a killed run loses at most this much of its work.
-const DefaultCheckpoint = time.Minute
-
-// CheckpointInterval returns -checkpoint's interval: DefaultCheckpoint
-// unless given, 0 for none.
+// CheckpointInterval returns -checkpoint's interval, its default
+// (Fields) unless given: how often a run saves its state, so that a killed
+// run loses at most this much of its work; 0 for none.
 func CheckpointInterval(sp *Spec) (time.Duration, error) {
+	text := sp.Checkpoint
 	if !sp.Given("checkpoint") {
-		return DefaultCheckpoint, nil
+		f, _ := Lookup("checkpoint")
+		text = f.Default
 	}
-	if sp.Checkpoint == "0" {
+	if text == "0" {
 		return 0, nil
 	}
-	d, err := time.ParseDuration(sp.Checkpoint)
+	d, err := time.ParseDuration(text)
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("-checkpoint = %q, want a duration ≥ 0 such as 30s or 5m (0: no checkpoints)", sp.Checkpoint)
 	}
 	return d, nil
 }
 
-// resolveOutput settles the output grid.
+// resolveOutput checks the output grid, -samples and -grid, where given.
 func (s *resolver) resolveOutput() error {
-	s.def("samples", func() { s.Samples = DefaultSamples })
-	if s.Samples < 2 {
+	if s.Given("samples") && s.Samples < 2 {
 		return fmt.Errorf("-samples = %d, want S ≥ 2 output times", s.Samples)
 	}
-	s.def("grid", func() { s.Grid = "drops" })
-	if s.Grid != "drops" && s.Grid != "lin" && s.Grid != "log" {
+	if _, ok := gridByName(s.Grid); s.Given("grid") && !ok {
 		return fmt.Errorf("-grid = %q, want drops, lin or log", s.Grid)
 	}
 	return nil
 }
 
-// resolveMethod settles the integrator, flow.MethodFor the model unless
-// -method names one, and its tolerances; inContext says that every
-// sequence draws its task afresh (-icl 1).
-func (s *resolver) resolveMethod(inContext bool) error {
-	s.def("method", func() { s.Method = methodName(flow.MethodFor(s.flowModel(), s.D, inContext)) })
-	method, ok := ode.MethodByName(s.Method)
-	if !ok {
+// resolveMethod checks the integrator and its tolerances, where given;
+// the flow picks them otherwise (flow.MethodFor, flow.DefaultTolerances).
+func (s *resolver) resolveMethod() error {
+	if _, ok := ode.MethodByName(s.Method); s.Given("method") && !ok {
 		return fmt.Errorf("-method = %q, want %s", s.Method, orList(ode.MethodNames()))
 	}
-	defRTol, defATol := flow.DefaultTolerances(method)
-	s.def("rtol", func() { s.RTol = defRTol })
-	if !(s.RTol > 0 && s.RTol < 1) {
+	if s.Given("rtol") && !(s.RTol > 0 && s.RTol < 1) {
 		return fmt.Errorf("-rtol = %g, want a relative tolerance in (0, 1)", s.RTol)
 	}
-	s.def("atol", func() { s.ATol = defATol })
-	if !(s.ATol >= 0) || math.IsInf(s.ATol, 0) {
+	if s.Given("atol") && (!(s.ATol >= 0) || math.IsInf(s.ATol, 0)) {
 		return fmt.Errorf("-atol = %g, want a finite absolute tolerance ≥ 0", s.ATol)
 	}
 	return nil
 }
 
 func (s *resolver) resolveLandscape() error {
-	s.def("stability", func() { s.Stability = true })
+	s.def("stability")
 	if s.Model == "separate" && s.D > MaxTableDim && s.Stability {
 		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d for their stability, or D ≤ %d with -stability=false for the loss table alone", s.D, MaxStabilityDim, MaxTableDim)
 	}
@@ -379,11 +368,11 @@ func (s *resolver) resolveLandscape() error {
 }
 
 func (s *resolver) resolveReduced() error {
-	s.def("align", func() { s.Align = DefaultAlign })
+	s.def("align")
 	if !(s.Align > 0 && s.Align < 1) {
 		return fmt.Errorf("-align = %g, want an alignment in (0, 1)", s.Align)
 	}
-	s.def("points", func() { s.Points = DefaultPoints })
+	s.def("points")
 	if s.Points < 2 {
 		return fmt.Errorf("-points = %d, want ≥ 2 comparison times per drop", s.Points)
 	}
@@ -535,7 +524,8 @@ func (s *resolver) estimateBytes(reads map[Group]bool) float64 {
 	}
 	if reads[GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
-		words += float64(s.Samples) * perSample
+		samples := flow.RunSettings{Samples: s.Samples}.Resolve(s.flowModel(), s.D, true).Samples // whatever the law
+		words += float64(samples) * perSample
 	}
 	if reads[GroupLaw] && s.Layer != "reduced" {
 		layer, _ := flow.LayerByName(s.Layer)

@@ -34,14 +34,64 @@ func ReadFile(path string) (*Spec, error) {
 }
 
 // RunSettings returns the flow's settings of the job (-T, -tol, -samples,
-// -grid, -method, -rtol, -atol, -state-every), with the exact test losses where the layer
-// or the law go beyond the paper's (TestLossesMatter) and a continuous
-// extension of at most an eighth of the available memory (DenseBudget).
+// -grid, -method, -rtol, -atol, -state-every), zero where not given (the
+// flow's defaults: flow.RunSettings.Resolve), with the exact test losses
+// where the layer or the law go beyond the paper's (TestLossesMatter) and
+// a continuous extension of at most an eighth of the available memory
+// (DenseBudget).
 func (j *Job) RunSettings() flow.RunSettings {
 	sp := j.Spec
-	return flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: GridByName(sp.Grid),
+	grid, _ := gridByName(sp.Grid)
+	rs := flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grid,
 		Method: j.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: DenseBudget(),
-		TestLosses: TestLossesMatter(j.System), StateEvery: j.stateEvery()}
+		TestLosses: TestLossesMatter(j.System)}
+	rs.StateEvery = j.stateEvery(j.System.Settings(rs).Samples)
+	return rs
+}
+
+// Settings returns the settings Job.Run runs with: RunSettings with the
+// flow's defaults filled in (flow.System.Settings).
+func (j *Job) Settings() flow.RunSettings { return j.System.Settings(j.RunSettings()) }
+
+// Record sets the solver's fields that the command reads and that were
+// not given (-T, -tol, -samples, -grid, -method, -rtol, -atol) to what a
+// run resolved, r (flow.Trajectory.Resolved; Settings().Resolved() before
+// a run), so that the sidecar records the values the run used; Method
+// becomes r's.
+func (j *Job) Record(r flow.Resolved) {
+	record(j.Spec, j.groups, r)
+	j.Method = r.Method
+}
+
+// Filled returns a copy of the spec with the solver's fields as the flow
+// resolves them (Settings): the spec the job's sidecar records.
+func (j *Job) Filled() *Spec {
+	sp := j.Spec.Clone()
+	record(sp, j.groups, j.Settings().Resolved())
+	return sp
+}
+
+// record sets the fields of sp that groups read and that were not given
+// to the run's resolved settings r.
+func record(sp *Spec, groups []Group, r flow.Resolved) {
+	for _, v := range []struct {
+		name string
+		set  func()
+		ok   bool
+	}{
+		{"T", func() { sp.T = r.T }, true},
+		{"tol", func() { sp.Tol = r.Tol }, r.T == 0},
+		{"samples", func() { sp.Samples = r.Samples }, r.Samples > 0},
+		{"grid", func() { sp.Grid = gridName(r.Grid) }, true},
+		{"method", func() { sp.Method = methodName(r.Method) }, r.Method != nil},
+		{"rtol", func() { sp.RTol = r.RTol }, true},
+		{"atol", func() { sp.ATol = r.ATol }, true},
+	} {
+		if f, _ := Lookup(v.name); v.ok && !sp.Given(v.name) && f.ReadBy(groups) {
+			v.set()
+			sp.Mark(v.name)
+		}
+	}
 }
 
 // stateBudget is the memory the output states of a run take at most
@@ -49,14 +99,14 @@ func (j *Job) RunSettings() flow.RunSettings {
 // kept, at D = 128 (526 MB) every 4th, so that the run stays under 1 GB.
 const stateBudget = 160 << 20
 
-// stateEvery is -state-every, or the least K that keeps the run's states
-// within stateBudget.
-func (j *Job) stateEvery() int {
+// stateEvery is -state-every, or the least K that keeps the states of
+// the run's samples output times within stateBudget.
+func (j *Job) stateEvery(samples int) int {
 	sp := j.Spec
 	if sp.Given("state-every") {
 		return sp.StateEvery
 	}
-	return DefaultStateEvery(sp.Samples, j.System.Len())
+	return DefaultStateEvery(samples, j.System.Len())
 }
 
 // DefaultStateEvery is the least K ≥ 1 that keeps the states (n values
@@ -66,16 +116,28 @@ func DefaultStateEvery(samples, n int) int {
 	return max(1, int(math.Ceil(bytes/stateBudget)))
 }
 
-// GridByName returns the output grid of -grid (drops, lin or log).
+// gridNames are the -grid names of the flow's output grids, in order.
+func gridNames() [3]string { return [3]string{"drops", "lin", "log"} }
+
+// GridByName returns the output grid of -grid (drops, lin or log; the
+// flow's default, drops, for any other name).
 func GridByName(name string) flow.Grid {
-	switch name {
-	case "lin":
-		return flow.GridLinear
-	case "log":
-		return flow.GridLog
-	}
-	return flow.GridDrops
+	g, _ := gridByName(name)
+	return g
 }
+
+// gridByName returns the output grid called name and whether there is one.
+func gridByName(name string) (flow.Grid, bool) {
+	for i, n := range gridNames() {
+		if n == name {
+			return flow.GridDrops + flow.Grid(i), true
+		}
+	}
+	return flow.GridDrops, false
+}
+
+// gridName returns the -grid name of g.
+func gridName(g flow.Grid) string { return gridNames()[g-flow.GridDrops] }
 
 // DenseBudget bounds the continuous extension a run keeps so that its
 // output is sampled from it rather than from a second pass, which gives

@@ -14,6 +14,8 @@ import (
 
 	"unicode/utf8"
 
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/output"
 )
 
@@ -111,12 +113,55 @@ const (
 type Field struct {
 	Name  string // flag name without the dash, and JSON key
 	Group Group
-	Usage string // for -h: meaning, default and allowed range
+	Usage string // meaning and allowed range; Help adds the default
+	// Default is the field's value when it is not given, as a command
+	// line writes it (SetText), where that is one value: resolution fills
+	// it in from here, and Help states it. It is empty where the default
+	// depends on other fields (DefaultNote says how) and for the solver's
+	// fields that package flow fills in (method, rtol, atol, samples, T,
+	// tol: flow.RunSettings), whose Default only states flow's.
+	Default string
+	// DefaultNote follows "default" (or Default) in Help: a default that
+	// depends on other fields, or a qualification.
+	DefaultNote string
 	// Alternatives are the fields this one excludes.
 	Alternatives []string
 	// Also lists other groups that read the field.
 	Also []Group
 	ptr  func(*Spec) any
+}
+
+// Help returns the field's usage with its default, for -h.
+func (f *Field) Help() string {
+	if f.Default == "" && f.DefaultNote == "" {
+		return f.Usage
+	}
+	return f.Usage + " (default" + prefix(" ", f.Default) + f.DefaultNote + ")"
+}
+
+// prefix returns p+s, or "" for an empty s.
+func prefix(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
+// num writes a default as -h shows it: the shortest form, 1e-6 for 1e-06.
+func num(x float64) string {
+	return strings.Replace(strconv.FormatFloat(x, 'g', -1, 64), "e-0", "e-", 1)
+}
+
+// tightFor states the methods whose default tolerance (of) is tight, for
+// -rtol and -atol's Help: "; 1e-10 for bdf, dop853, dp5, tsit5".
+func tightFor(tight float64, of func(ode.Method) float64) string {
+	var names []string
+	for _, name := range ode.MethodNames() {
+		if m, _ := ode.MethodByName(name); of(m) == tight {
+			names = append(names, name)
+		}
+	}
+	return "; " + num(tight) + " for " + strings.Join(names, ", ")
 }
 
 // ReadBy reports whether a command reading groups reads the field.
@@ -133,117 +178,126 @@ func (f *Field) ReadBy(groups []Group) bool {
 func Fields() []Field { return slices.Clone(fields) }
 
 // fields is the table behind Fields.
+//
+// The problem's defaults are the paper's D = 4 separate key–query example
+// (figure attnS-value: λ = 0.4, 0.3, 0.2, 0.1, N = 31, H = 4, R = 1) with
+// the small initialization of the paper's code (flow.DefaultWInit,
+// flow.DefaultSeed).
 var fields = []Field{
-	{Name: "model", Usage: "attention model: separate (ATTN_S, rank-R keys and queries) or merged (ATTN_M) (default separate)",
+	{Name: "model", Usage: "attention model: separate (ATTN_S, rank-R keys and queries) or merged (ATTN_M)", Default: "separate",
 		ptr: func(s *Spec) any { return &s.Model }},
-	{Name: "D", Usage: "token dimension D ≥ 1, for -spectrum and -white; with -eigs it must equal their number (default: the number of -eigs)",
+	{Name: "D", Usage: "token dimension D ≥ 1, for -spectrum and -white; with -eigs it must equal their number", DefaultNote: ": the number of -eigs",
 		ptr: func(s *Spec) any { return &s.D }},
-	{Name: "eigs", Usage: "eigenvalues of Λ, comma-separated, each finite and > 0; sorted decreasing (default 0.4,0.3,0.2,0.1, the paper's example)",
+	{Name: "eigs", Usage: "eigenvalues of Λ, comma-separated, each finite and > 0; sorted decreasing", Default: "0.4,0.3,0.2,0.1", DefaultNote: ", the paper's example",
 		Alternatives: []string{"spectrum", "white"}, ptr: func(s *Spec) any { return &s.Eigs }},
 	{Name: "spectrum", Usage: "power:ALPHA: λ_d ∝ d^-ALPHA with ALPHA ≥ 0 and trace 1, with -D",
 		Alternatives: []string{"eigs", "white"}, ptr: func(s *Spec) any { return &s.Spectrum }},
 	{Name: "white", Usage: "C > 0: white covariance Λ = C·I, with -D",
 		Alternatives: []string{"eigs", "spectrum"}, ptr: func(s *Spec) any { return &s.White }},
-	{Name: "eigvecs", Usage: "eigenvectors of Λ: identity, random (Haar, seed 1), random:SEED, or FILE.npy holding a D×D orthonormal matrix whose columns are the eigenvectors of -eigs in order (default random:1)",
+	{Name: "eigvecs", Usage: "eigenvectors of Λ: identity, random (Haar, seed 1), random:SEED, or FILE.npy holding a D×D orthonormal matrix whose columns are the eigenvectors of -eigs in order", Default: "random:1",
 		ptr: func(s *Spec) any { return &s.Eigvecs }},
-	{Name: "N", Usage: "context length N ≥ 1, ν = 1/N (default 31)",
+	{Name: "N", Usage: "context length N ≥ 1, ν = 1/N", Default: "31",
 		Alternatives: []string{"nu", "ntp-max"}, ptr: func(s *Spec) any { return &s.N }},
 	{Name: "nu", Usage: "ν = E[1/N] in (0, 1] directly, for a distribution of context lengths",
 		Alternatives: []string{"N", "ntp-max"}, ptr: func(s *Spec) any { return &s.Nu }},
 	{Name: "ntp-max", Usage: "Nmax ≥ 1: next-token loss over context lengths 1..Nmax, ν = H_Nmax/Nmax",
 		Alternatives: []string{"N", "nu"}, ptr: func(s *Spec) any { return &s.NTPMax }},
-	{Name: "H", Usage: "number of heads H ≥ 1 (default D)",
+	{Name: "H", Usage: "number of heads H ≥ 1", DefaultNote: " D",
 		ptr: func(s *Spec) any { return &s.H }},
-	{Name: "R", Usage: "rank of each head's key and query, 1 ≤ R ≤ D, separate model only (default 1)",
+	{Name: "R", Usage: "rank of each head's key and query, 1 ≤ R ≤ D, separate model only", Default: "1",
 		ptr: func(s *Spec) any { return &s.R }},
-	{Name: "winit", Usage: "initialization scale w_init > 0 of the paper's random initialization (default 0.01)",
+	{Name: "winit", Usage: "initialization scale w_init > 0 of the paper's random initialization", Default: num(flow.DefaultWInit),
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.WInit }},
-	{Name: "seed", Usage: "seed of the random initialization, an integer in [0, 2^64) (default 3)",
+	{Name: "seed", Usage: "seed of the random initialization, an integer in [0, 2^64)", Default: strconv.Itoa(flow.DefaultSeed),
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Seed }},
 	{Name: "init", Usage: "FILE.npz with the initial weights in the original coordinates: v (H,) and K, Q (H, R, D) for separate, U (H, D, D) for merged; for the full layer also v_x (H, D) and u_y (H, D) or k_y (H, R) if given, else zero",
 		Alternatives: []string{"winit", "seed", "balanced"}, ptr: func(s *Spec) any { return &s.Init }},
-	{Name: "balanced", Usage: "merged model: start balanced and aligned, U_i = v_i I/√D with the paper's random v (w_init, seed), the start from which the white-Λ closed form is exact (default false)",
+	{Name: "balanced", Usage: "merged model: start balanced and aligned, U_i = v_i I/√D with the paper's random v (w_init, seed), the start from which the white-Λ closed form is exact", Default: "false",
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Balanced }},
-	{Name: "tau", Usage: "time constant τ > 0 of the flow; gradient descent with learning rate η follows it with t/τ = 2η·steps (default 1)",
+	{Name: "tau", Usage: "time constant τ > 0 of the flow; gradient descent with learning rate η follows it with t/τ = 2η·steps", Default: num(flow.DefaultTau),
 		ptr: func(s *Spec) any { return &s.Tau }},
 
-	{Name: "T", Group: GroupSolver, Usage: "final time ≥ 0; 0 runs until converged, see -tol (default 0)",
+	{Name: "T", Group: GroupSolver, Usage: "final time ≥ 0; 0 runs until converged, see -tol", Default: "0",
 		ptr: func(s *Spec) any { return &s.T }},
-	{Name: "tol", Group: GroupSolver, Usage: "with -T 0, stop when L − L_min ≤ tol·(L(0) − L_min), tol in (0, 1) (default 1e-6)",
+	{Name: "tol", Group: GroupSolver, Usage: "with -T 0, stop when L − L_min ≤ tol·(L(0) − L_min), tol in (0, 1)", Default: num(flow.DefaultTol),
 		ptr: func(s *Spec) any { return &s.Tol }},
-	{Name: "samples", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "number S ≥ 2 of output times (default 2001)",
+	{Name: "samples", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "number S ≥ 2 of output times", Default: strconv.Itoa(flow.DefaultSamples),
 		ptr: func(s *Spec) any { return &s.Samples }},
-	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/4⌋ points equally spaced in time from 0 to T, ⌊S/4⌋ log-spaced from t_f/10 to T, t_f when the loss has fallen by 1%, which shows the first plateau, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T) (default drops)",
+	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/4⌋ points equally spaced in time from 0 to T, ⌊S/4⌋ log-spaced from t_f/10 to T, t_f when the loss has fallen by 1%, which shows the first plateau, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T)", Default: "drops",
 		ptr: func(s *Spec) any { return &s.Grid }},
-	{Name: "method", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), bdf (variable-order BDF, Newton–Krylov with the flow's block preconditioner, or a dense Cholesky/LU of the full layer), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5 (default: bdf for the separate model from D = 16 and for the full layer with -icl below 1, else auto)",
+	{Name: "method", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), bdf (variable-order BDF, Newton–Krylov with the flow's block preconditioner, or a dense Cholesky/LU of the full layer), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5", DefaultNote: ": bdf for the separate model from D = " + strconv.Itoa(flow.BDFMinDim) + " and for the full layer with -icl below 1, else auto",
 		ptr: func(s *Spec) any { return &s.Method }},
-	{Name: "rtol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "relative tolerance in (0, 1) (default 1e-8; 1e-10 for bdf, dop853, dp5, tsit5)",
+	{Name: "rtol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "relative tolerance in (0, 1)", Default: num(flow.DefaultRTol), DefaultNote: tightFor(flow.ExplicitRTol, func(m ode.Method) float64 { r, _ := flow.DefaultTolerances(m); return r }),
 		ptr: func(s *Spec) any { return &s.RTol }},
-	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite (default 1e-12; 1e-14 for bdf, dop853, dp5, tsit5)",
+	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite", Default: num(flow.DefaultATol), DefaultNote: tightFor(flow.ExplicitATol, func(m ode.Method) float64 { _, a := flow.DefaultTolerances(m); return a }),
 		ptr: func(s *Spec) any { return &s.ATol }},
 
-	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit (default 1m)",
+	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
 		ptr: func(s *Spec) any { return &s.Checkpoint }},
 
-	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time (default: 1 while the states of all output times take at most 160 MB, D ≤ 64 at H = D; else the least K within it: 4 at D = 128)",
+	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time", DefaultNote: ": 1 while the states of all output times take at most 160 MB, D ≤ 64 at H = D; else the least K within it: 4 at D = 128",
 		ptr: func(s *Spec) any { return &s.StateEvery }},
 
-	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention) (default: reduced for run, full for train)",
+	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention)", DefaultNote: ": reduced for run, full for train",
 		ptr: func(s *Spec) any { return &s.Layer }},
-	{Name: "icl", Group: GroupLaw, Usage: "fraction c in [0, 1] of sequences with a random task vector w ~ N(0, Ω) (in-context); the others use one of the -tasks fixed vectors (default 1)",
+	{Name: "icl", Group: GroupLaw, Usage: "fraction c in [0, 1] of sequences with a random task vector w ~ N(0, Ω) (in-context); the others use one of the -tasks fixed vectors", Default: "1",
 		ptr: func(s *Spec) any { return &s.ICL }},
-	{Name: "tasks", Group: GroupLaw, Usage: "number K of fixed task vectors, 1 ≤ K ≤ 2^20, drawn from -data-seed as -task-draw says; they label the sequences that are not in-context and the in-weight and in-distribution tests (default 1, or the number of -w0)",
+	{Name: "tasks", Group: GroupLaw, Usage: "number K of fixed task vectors, 1 ≤ K ≤ 2^20, drawn from -data-seed as -task-draw says; they label the sequences that are not in-context and the in-weight and in-distribution tests", Default: "1", DefaultNote: ", or the number of -w0",
 		ptr: func(s *Spec) any { return &s.Tasks }},
-	{Name: "w0", Group: GroupLaw, Usage: "the fixed task vectors themselves, K·D numbers comma-separated (row k is task k, original basis), instead of drawing them; a sidecar records drawn ones here up to 4096 numbers (default: drawn)",
+	{Name: "w0", Group: GroupLaw, Usage: "the fixed task vectors themselves, K·D numbers comma-separated (row k is task k, original basis), instead of drawing them; a sidecar records drawn ones here up to 4096 numbers", DefaultNote: ": drawn",
 		Alternatives: []string{"w0-file"}, ptr: func(s *Spec) any { return &s.W0 }},
 	{Name: "w0-file", Group: GroupLaw, Usage: "FILE.npy holding the fixed task vectors as a (K, D) float64 array, original basis, instead of drawing them",
 		Alternatives: []string{"w0"}, ptr: func(s *Spec) any { return &s.W0File }},
-	{Name: "task-draw", Group: GroupLaw, Usage: "how the fixed tasks are drawn: scaled (N(0, I) scaled to norm √D, as the paper's code) or gaussian (plain N(0, I), as Raventós et al. and Lu et al.) (default scaled)",
+	{Name: "task-draw", Group: GroupLaw, Usage: "how the fixed tasks are drawn: scaled (N(0, I) scaled to norm √D, as the paper's code) or gaussian (plain N(0, I), as Raventós et al. and Lu et al.)", Default: "scaled",
 		ptr: func(s *Spec) any { return &s.TaskDraw }},
-	{Name: "noise", Group: GroupLaw, Usage: "variance σ² ≥ 0 of the label noise: every label is y = wᵀx + ε, ε ~ N(0, σ²) (default 0)",
+	{Name: "noise", Group: GroupLaw, Usage: "variance σ² ≥ 0 of the label noise: every label is y = wᵀx + ε, ε ~ N(0, σ²)", Default: "0",
 		ptr: func(s *Spec) any { return &s.Noise }},
-	{Name: "task-eigs", Group: GroupLaw, Usage: "eigenvalues of the in-context tasks' covariance Ω, D values comma-separated, each finite and > 0 (default: Ω = I)",
+	{Name: "task-eigs", Group: GroupLaw, Usage: "eigenvalues of the in-context tasks' covariance Ω, D values comma-separated, each finite and > 0", DefaultNote: ": Ω = I",
 		Alternatives: []string{"task-spectrum", "task-white"}, ptr: func(s *Spec) any { return &s.TaskEigs }},
 	{Name: "task-spectrum", Group: GroupLaw, Usage: "power:ALPHA: Ω's eigenvalues ∝ d^-ALPHA with ALPHA ≥ 0 and trace D",
 		Alternatives: []string{"task-eigs", "task-white"}, ptr: func(s *Spec) any { return &s.TaskSpectrum }},
 	{Name: "task-white", Group: GroupLaw, Usage: "C > 0: Ω = C·I",
 		Alternatives: []string{"task-eigs", "task-spectrum"}, ptr: func(s *Spec) any { return &s.TaskWhite }},
-	{Name: "task-eigvecs", Group: GroupLaw, Usage: "Ω's eigenvectors (original basis of the tokens): identity, random:SEED or FILE.npy, as -eigvecs (default identity)",
+	{Name: "task-eigvecs", Group: GroupLaw, Usage: "Ω's eigenvectors (original basis of the tokens): identity, random:SEED or FILE.npy, as -eigvecs", Default: "identity",
 		ptr: func(s *Spec) any { return &s.TaskEigvecs }},
-	{Name: "test-task-eigs", Group: GroupLaw, Usage: "eigenvalues of the in-context test set's task covariance Ω_test (task alignment), as -task-eigs (default: Ω)",
+	{Name: "test-task-eigs", Group: GroupLaw, Usage: "eigenvalues of the in-context test set's task covariance Ω_test (task alignment), as -task-eigs", DefaultNote: ": Ω",
 		Alternatives: []string{"test-task-spectrum", "test-task-white"}, ptr: func(s *Spec) any { return &s.TestTaskEigs }},
 	{Name: "test-task-spectrum", Group: GroupLaw, Usage: "power:ALPHA: Ω_test's eigenvalues ∝ d^-ALPHA, trace D",
 		Alternatives: []string{"test-task-eigs", "test-task-white"}, ptr: func(s *Spec) any { return &s.TestTaskSpectrum }},
 	{Name: "test-task-white", Group: GroupLaw, Usage: "C > 0: Ω_test = C·I",
 		Alternatives: []string{"test-task-eigs", "test-task-spectrum"}, ptr: func(s *Spec) any { return &s.TestTaskWhite }},
-	{Name: "test-task-eigvecs", Group: GroupLaw, Usage: "Ω_test's eigenvectors: identity, random:SEED or FILE.npy (default identity)",
+	{Name: "test-task-eigvecs", Group: GroupLaw, Usage: "Ω_test's eigenvectors: identity, random:SEED or FILE.npy", Default: "identity",
 		ptr: func(s *Spec) any { return &s.TestTaskEigvecs }},
-	{Name: "data-seed", Group: GroupLaw, Usage: "seed of the data: the fixed tasks, and train's sequences and minibatches, an integer in [0, 2^64) (default: -seed, or 3 with -init)",
+	{Name: "data-seed", Group: GroupLaw, Usage: "seed of the data: the fixed tasks, and train's sequences and minibatches, an integer in [0, 2^64)", DefaultNote: ": -seed, or " + strconv.Itoa(flow.DefaultSeed) + " with -init",
 		ptr: func(s *Spec) any { return &s.DataSeed }},
 
-	{Name: "stability", Group: GroupLandscape, Usage: "analyze the stability of every fixed point (separate model: D ≤ 10) (default true)",
+	{Name: "stability", Group: GroupLandscape, Usage: "analyze the stability of every fixed point (separate model: D ≤ 10)", Default: "true",
 		ptr: func(s *Spec) any { return &s.Stability }},
 
-	{Name: "align", Group: GroupReduced, Usage: "key and query alignment in (0, 1) from which the 1-D ansatz is taken to hold (default 0.99)",
+	{Name: "align", Group: GroupReduced, Usage: "key and query alignment in (0, 1) from which the 1-D ansatz is taken to hold", Default: "0.99",
 		ptr: func(s *Spec) any { return &s.Align }},
-	{Name: "points", Group: GroupReduced, Usage: "comparison times per drop, ≥ 2 (default 2000)",
+	{Name: "points", Group: GroupReduced, Usage: "comparison times per drop, ≥ 2", Default: "2000",
 		ptr: func(s *Spec) any { return &s.Points }},
 
-	{Name: "P", Group: GroupTrain, Usage: "number of training sequences P ≥ 1 (default 10000)",
+	// train's: a run of the default problem at -lr 0.5 reaches
+	// t/τ = 2·0.5·40000 = 40000, past its last drop (t ≈ 28400); at this η
+	// gradient descent on the population moments drops within 0.3% of the
+	// flow (docs/training.md).
+	{Name: "P", Group: GroupTrain, Usage: "number of training sequences P ≥ 1", Default: "10000",
 		ptr: func(s *Spec) any { return &s.P }},
-	{Name: "lr", Group: GroupTrain, Usage: "learning rate η > 0; a step advances t/τ by 2η (default 0.5)",
+	{Name: "lr", Group: GroupTrain, Usage: "learning rate η > 0; a step advances t/τ by 2η", Default: "0.5",
 		ptr: func(s *Spec) any { return &s.LR }},
-	{Name: "steps", Group: GroupTrain, Usage: "gradient-descent steps ≥ 1; with -gd=false the flow runs to t/τ = 2η·steps (default 40000)",
+	{Name: "steps", Group: GroupTrain, Usage: "gradient-descent steps ≥ 1; with -gd=false the flow runs to t/τ = 2η·steps", Default: "40000",
 		ptr: func(s *Spec) any { return &s.Steps }},
-	{Name: "batch", Group: GroupTrain, Usage: "minibatch size of SGD in [1, P], or 0 for full-batch gradient descent (default 0)",
+	{Name: "batch", Group: GroupTrain, Usage: "minibatch size of SGD in [1, P], or 0 for full-batch gradient descent", Default: "0",
 		ptr: func(s *Spec) any { return &s.Batch }},
-	{Name: "attention", Group: GroupTrain, Usage: "linear (weights s/N) or softmax (over the context and query columns, ρ = 1) (default linear)",
+	{Name: "attention", Group: GroupTrain, Usage: "linear (weights s/N) or softmax (over the context and query columns, ρ = 1)", Default: "linear",
 		ptr: func(s *Spec) any { return &s.Attention }},
-	{Name: "test", Group: GroupTrain, Usage: "sequences in each test set (in-context, in-weight), ≥ 0 (default 1000)",
+	{Name: "test", Group: GroupTrain, Usage: "sequences in each test set (in-context, in-weight), ≥ 0", Default: "1000",
 		ptr: func(s *Spec) any { return &s.Test }},
-	{Name: "path", Group: GroupTrain, Usage: "auto (moments where exact, else direct), direct (sequence by sequence), moments (the exact fast path: linear attention, full batch) or columns (the layer column by column) (default auto)",
+	{Name: "path", Group: GroupTrain, Usage: "auto (moments where exact, else direct), direct (sequence by sequence), moments (the exact fast path: linear attention, full batch) or columns (the layer column by column)", Default: "auto",
 		ptr: func(s *Spec) any { return &s.Path }},
-	{Name: "gd", Group: GroupTrain, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch) (default true)",
+	{Name: "gd", Group: GroupTrain, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch)", Default: "true",
 		ptr: func(s *Spec) any { return &s.GD }},
 }
 

@@ -12,13 +12,19 @@ import (
 	"github.com/linattn/linattn/export"
 )
 
-// TestDefaults: the empty spec resolves to the paper's D = 4 example.
+// TestDefaults: the empty spec resolves to the paper's D = 4 example; the
+// solver's fields stay unset in Job.Spec, and Filled gives them as the
+// flow resolves them (auto, 1e-8 and 1e-12: flow.MethodFor,
+// flow.DefaultTolerances).
 func TestDefaults(t *testing.T) {
 	job, err := Resolve(&Spec{}, GroupSolver)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := job.Spec
+	if b, _ := json.Marshal(job.Spec); strings.Contains(string(b), `"T"`) || strings.Contains(string(b), "method") || job.Method != nil {
+		t.Errorf("the solver's fields are filled in before the run: %s", b)
+	}
+	s := job.Filled()
 	if s.Model != "separate" || s.D != 4 || s.H != 4 || s.R != 1 || s.N != 31 || s.WInit != 0.01 || s.Seed != 3 ||
 		s.T != 0 || s.Tol != 1e-6 || s.Samples != 2001 || s.Grid != "drops" || s.Method != "auto" || s.Eigvecs != "random:1" {
 		t.Errorf("defaults: %+v", s)

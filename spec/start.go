@@ -61,15 +61,16 @@ var denseRefSeconds = map[ode.Method]float64{ode.Radau5: 4.3, ode.Rodas5P: 2.1}
 // on a state much larger than docs' D ≤ 8, the time its factorizations
 // alone take, scaled as n³ from the reference run: above a minute.
 func (job *Job) noteDenseCost() {
-	ref, ok := denseRefSeconds[job.Method]
+	ref, ok := denseRefSeconds[job.Method] // nil, the flow's choice: none of these
 	n := job.System.Len()
 	if !ok {
 		return
 	}
+	def := job.System.Settings(flow.RunSettings{}).Method
 	scale := math.Pow(float64(n)/denseRefN, 3)
 	if sec := ref * scale; sec > 60 {
 		job.Notes = append(job.Notes, fmt.Sprintf("-method %s factors dense n × n matrices, n = %d here: (n/%d)³ = %.3g times the work of -spectrum power:1 -D 8 (%.2g s here), so expect ≈ %s or more; -method %s, the default here, does not",
-			job.Spec.Method, n, denseRefN, scale, ref, roughDuration(sec), methodName(flow.MethodFor(job.System.Model, job.Spec.D, job.Data.InContext()))))
+			job.Spec.Method, n, denseRefN, scale, ref, roughDuration(sec), methodName(def)))
 	}
 }
 

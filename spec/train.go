@@ -9,55 +9,44 @@ import (
 	"github.com/linattn/linattn/train"
 )
 
-// Defaults of the train fields: a run of the default problem at DefaultLR
-// reaches t/τ = 2·0.5·40000 = 40000, past its last drop (t ≈ 28400); at
-// this η gradient descent on the population moments drops within 0.3% of
-// the flow (docs/training.md).
-const (
-	DefaultP     = 10000
-	DefaultLR    = 0.5
-	DefaultSteps = 40000
-	DefaultTest  = 1000
-)
-
-// resolveTrain fills in and validates the fields of train; def sets a
-// field's default when it was not given.
-func (s *resolver) resolveTrain(def func(string, func())) error {
+// resolveTrain fills in and validates the fields of train (their
+// defaults: Fields).
+func (s *resolver) resolveTrain() error {
 	if s.Given("nu") {
 		return fmt.Errorf("-nu: train draws sequences, so it needs their lengths: give -N or -ntp-max instead")
 	}
-	def("P", func() { s.P = DefaultP })
+	s.def("P")
 	if s.P < 1 {
 		return fmt.Errorf("-P = %d, want P ≥ 1 training sequences", s.P)
 	}
-	def("lr", func() { s.LR = DefaultLR })
+	s.def("lr")
 	if !(s.LR > 0) || math.IsInf(s.LR, 0) {
 		return fmt.Errorf("-lr = %g, want a finite learning rate η > 0", s.LR)
 	}
-	def("steps", func() { s.Steps = DefaultSteps })
+	s.def("steps")
 	if s.Steps < 1 {
 		return fmt.Errorf("-steps = %d, want ≥ 1 steps", s.Steps)
 	}
 	if end := 2 * s.LR * s.Tau * float64(s.Steps); math.IsInf(end, 0) {
 		return fmt.Errorf("-lr = %g with -steps = %d and -tau = %g: the final time 2·η·τ·steps is not finite; want a smaller -lr", s.LR, s.Steps, s.Tau)
 	}
-	def("batch", func() { s.Batch = 0 })
+	s.def("batch")
 	if s.Batch < 0 || s.Batch > s.P {
 		return fmt.Errorf("-batch = %d, want 0 (full batch) or a minibatch size in [1, P = %d]", s.Batch, s.P)
 	}
-	def("attention", func() { s.Attention = "linear" })
+	s.def("attention")
 	if s.Attention != "linear" && s.Attention != "softmax" {
 		return fmt.Errorf("-attention = %q, want linear or softmax", s.Attention)
 	}
-	def("test", func() { s.Test = DefaultTest })
+	s.def("test")
 	if s.Test < 0 {
 		return fmt.Errorf("-test = %d, want ≥ 0 test sequences", s.Test)
 	}
-	def("gd", func() { s.GD = true })
+	s.def("gd")
 	if !s.GD && s.Batch > 0 {
 		return fmt.Errorf("-gd=false integrates the flow of the full training loss; -batch = %d is for SGD, give -batch 0", s.Batch)
 	}
-	def("path", func() { s.Path = "auto" })
+	s.def("path")
 	switch s.Path {
 	case "auto", "direct", "columns":
 	case "moments":

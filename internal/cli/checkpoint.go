@@ -59,9 +59,9 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 	if every == 0 {
 		return nil, nil, nil
 	}
-	if !flow.CanCheckpoint(job.Method) {
+	if m := job.Settings().Method; !flow.CanCheckpoint(m) {
 		if job.Spec.Given("checkpoint") {
-			fmt.Fprintf(e.stderr, "linattn %s: -checkpoint: %s cannot save its state; the run goes on without checkpoints\n", e.cmd.Name, job.Method.Name())
+			fmt.Fprintf(e.stderr, "linattn %s: -checkpoint: %s cannot save its state; the run goes on without checkpoints\n", e.cmd.Name, m.Name())
 		}
 		return nil, nil, nil
 	}
@@ -86,11 +86,11 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 	return c, resume, nil
 }
 
-// jobDigest is the SHA-256 of the job's spec without -checkpoint, of the
-// input files' hashes and of the program version: what makes a run's
-// output what it is.
+// jobDigest is the SHA-256 of the job's spec as its sidecar records it
+// (spec.Job.Filled) without -checkpoint, of the input files' hashes and of
+// the program version: what makes a run's output what it is.
 func jobDigest(job *spec.Job) string {
-	sp := job.Spec.Clone()
+	sp := job.Filled()
 	sp.Clear("checkpoint")
 	body, _ := sp.MarshalJSON()
 	h := sha256.New()

@@ -209,7 +209,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	groups := append([]spec.Group{spec.GroupProblem}, c.Groups...)
 	for _, f := range spec.Fields() {
 		if f.ReadBy(groups) {
-			fs.Var(spec.NewValue(overlay, f.Name), f.Name, f.Usage)
+			fs.Var(spec.NewValue(overlay, f.Name), f.Name, f.Help())
 		}
 	}
 	specFile := fs.String("spec", "", "FILE.json: a spec (or the sidecar of an earlier output) whose fields the flags override")

@@ -82,6 +82,7 @@ func runFlow(e *env, job *spec.Job) error {
 	if tr == nil {
 		return err
 	}
+	job.Record(tr.Resolved) // the sidecar records what the run resolved
 	side := newSidecar(e, job, start)
 	side.Meta.Complete, side.Meta.Status = err == nil, tr.Status.String()
 	if err != nil {

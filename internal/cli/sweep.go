@@ -298,7 +298,7 @@ func (r *sweepRunner) run(i int) output.IndexRow {
 		return row
 	}
 	path := filepath.Join(r.dir, row.File)
-	if reusable(path, r.cmd.Name, job.Spec) {
+	if reusable(path, r.cmd.Name, job.Filled()) {
 		r.mu.Lock()
 		r.reused++
 		r.mu.Unlock()

@@ -1,0 +1,50 @@
+package flow
+
+import (
+	"context"
+	"testing"
+
+	"github.com/linattn/linattn/law"
+	"github.com/linattn/linattn/ode"
+)
+
+// TestRunReportsResolved: a run reports in Trajectory.Resolved the
+// settings it ran with: the defaults (MethodFor, DefaultTolerances,
+// DefaultTol, DefaultSamples) where its settings are zero, the given
+// values elsewhere.
+func TestRunReportsResolved(t *testing.T) {
+	t.Parallel()
+	data, err := law.NewData([]float64{0.5, 0.25}, nil, law.Lengths{N: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSystem(data, Model{Kind: Merged, H: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rs   RunSettings
+		want Resolved
+	}{
+		// Auto below D = BDFMinDim (MethodFor); a switching method has
+		// DefaultRTol, DefaultATol; until converged with DefaultTol.
+		{RunSettings{}, Resolved{Method: ode.Auto, RTol: DefaultRTol, ATol: DefaultATol, Tol: DefaultTol, Samples: DefaultSamples}},
+		// DOP853, an explicit pair: ExplicitRTol, ExplicitATol.
+		{RunSettings{T: 20, Grid: GridLinear, Samples: 5, Method: ode.DOP853},
+			Resolved{Method: ode.DOP853, RTol: ExplicitRTol, ATol: ExplicitATol, T: 20, Samples: 5, Grid: GridLinear}},
+		{RunSettings{T: 20, Times: []float64{0, 10, 20}, RTol: 1e-6, ATol: 1e-9},
+			Resolved{Method: ode.Auto, RTol: 1e-6, ATol: 1e-9, T: 20}},
+	} {
+		tr, err := s.Run(context.Background(), nil, tc.rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tr.Resolved; got.Method.Name() != tc.want.Method.Name() || got.RTol != tc.want.RTol || got.ATol != tc.want.ATol ||
+			got.T != tc.want.T || got.Tol != tc.want.Tol || got.Samples != tc.want.Samples || got.Grid != tc.want.Grid {
+			t.Errorf("%+v: resolved %+v, want %+v", tc.rs, got, tc.want)
+		}
+		if s.Settings(tc.rs).Resolved() != tr.Resolved {
+			t.Errorf("%+v: Settings resolves %+v before the run, the run %+v", tc.rs, s.Settings(tc.rs).Resolved(), tr.Resolved)
+		}
+	}
+}
