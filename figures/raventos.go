@@ -92,7 +92,7 @@ func freshLimit(path string, r *taskRun) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f.kind != "run" || f.trained || f.spec.Layer != "labelkey" || (f.spec.Given("icl") && f.spec.ICL != 1) || !f.Has(output.TestICL) ||
+	if f.kind != "run" || f.trained || f.spec.Layer != "labelkey" || !f.spec.InContext() || !f.Has(output.TestICL) ||
 		f.spec.D != r.d || f.spec.N != r.n || f.spec.Noise != r.noise {
 		return 0, fmt.Errorf("%s: want linattn run -layer labelkey -icl 1 on the problem of %s", path, r.path)
 	}

@@ -59,7 +59,7 @@ func readRun(f *file) (*runData, error) {
 		return nil, err
 	}
 	rd.d = len(rd.eigvals)
-	rd.fixed = f.spec.Given("icl") && f.spec.ICL < 1
+	rd.fixed = !f.spec.InContext()
 	if len(rd.levels) != rd.d+1 && !rd.fixed {
 		return nil, fmt.Errorf("%s: %d plateau levels for D = %d, want D+1", f.path, len(rd.levels), rd.d)
 	}
@@ -518,7 +518,7 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 	if f.spec.Layer == "full" {
 		parts = append(parts, struct{ field, text string }{"layer", "full layer"})
 	}
-	if f.spec.Given("icl") && f.spec.ICL < 1 {
+	if !f.spec.InContext() {
 		parts = append(parts, struct{ field, text string }{"icl", fmt.Sprintf("c = %g, K = %d", f.spec.ICL, f.spec.Tasks)})
 	}
 	var out []string

@@ -163,7 +163,7 @@ func readSweep(f *file, opt Options) (*sweepData, error) {
 // m = 1 in the next (docs/math.md, "Plateaus and drops without theory").
 func (sd *sweepData) numberDrops() {
 	for _, r := range sd.runs {
-		if r.file != nil && r.file.spec.Given("icl") && r.file.spec.ICL < 1 {
+		if r.file != nil && !r.file.spec.InContext() {
 			sd.byOrder = true
 		}
 	}

@@ -146,14 +146,20 @@ func (d *Data) Tasks() Tasks { return d.tasks.clone() }
 
 // InContext reports whether every sequence draws its task afresh (no
 // fixed tasks, or ICL = 1), whatever Ω and the noise.
-func (d *Data) InContext() bool { return d.tasks.Fraction() == 1 }
+func (t Tasks) InContext() bool { return t.Fraction() == 1 }
 
-// Standard reports whether the data are the paper's task: every sequence
+// Standard reports whether the law is the paper's task: every sequence
 // in-context, w ~ N(0, I), noiseless labels. The reduced theory (plateau
 // levels, fixed points, the 1-D dynamics) holds for it alone.
-func (d *Data) Standard() bool {
-	return d.InContext() && d.tasks.Cov == nil && d.tasks.Noise == 0
-}
+func (t Tasks) Standard() bool { return t.InContext() && t.Cov == nil && t.Noise == 0 }
+
+// InContext reports whether the data's task law is in context
+// (Tasks.InContext).
+func (d *Data) InContext() bool { return d.tasks.InContext() }
+
+// Standard reports whether the data's task law is the paper's task
+// (Tasks.Standard).
+func (d *Data) Standard() bool { return d.tasks.Standard() }
 
 // HasFixed reports whether fixed task vectors are given, which define the
 // in-weight and in-distribution test sets.

@@ -256,3 +256,25 @@ func TestFieldAlternatives(t *testing.T) {
 		t.Errorf("%d ordered pairs of alternatives, want 32", pairs)
 	}
 }
+
+// TestInContextAgrees: a spec answers "is every sequence in context"
+// (Spec.InContext, asked of sidecars) as the law it resolves to does
+// (law.Data.InContext), and the data's answers are those of its task law
+// (law.Tasks.InContext, Standard).
+func TestInContextAgrees(t *testing.T) {
+	t.Parallel()
+	for _, flags := range [][]string{
+		{}, {"icl", "1"}, {"layer", "full"}, {"icl", "1", "layer", "full", "tasks", "3"},
+		{"icl", "0.5"}, {"icl", "0", "tasks", "2"}, {"noise", "0.1"}, {"task-white", "2"},
+	} {
+		job, err := resolve(parseFlags(t, flags...), 1e12, GroupSolver, GroupLaw)
+		if err != nil {
+			t.Fatalf("%v: %v", flags, err)
+		}
+		tasks := job.Data.Tasks()
+		if job.Spec.InContext() != job.Data.InContext() || tasks.InContext() != job.Data.InContext() || tasks.Standard() != job.Data.Standard() {
+			t.Errorf("%v: spec in context %v, data %v (tasks %v), standard %v (tasks %v)", flags,
+				job.Spec.InContext(), job.Data.InContext(), tasks.InContext(), job.Data.Standard(), tasks.Standard())
+		}
+	}
+}

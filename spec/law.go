@@ -40,11 +40,6 @@ func (s *resolver) resolveLaw(forTrain bool) error {
 			return err
 		}
 	}
-	for _, f := range []string{"test-task-eigs", "test-task-spectrum", "test-task-white"} {
-		if s.Given(f) && !s.computesTests() {
-			return fmt.Errorf("-%s: no in-context test loss is computed here; give -layer full or labelkey, a task law other than the paper's (-icl below 1, -noise, -task-*), or train with -test above 0", f)
-		}
-	}
 	if !s.usesTasks() { // the fixed tasks, and run's data seed, have no effect
 		for _, f := range []string{"tasks", "w0", "w0-file", "task-draw"} {
 			if s.Given(f) {
@@ -71,20 +66,22 @@ func (s *resolver) noEffect(flag string) error {
 	return fmt.Errorf("%s: with -icl 1 every sequence is in-context and no in-weight test is computed here, so the fixed tasks have no effect; give -icl below 1 (or -layer full or labelkey)", flag)
 }
 
-// standard reports whether the law is the paper's task: every sequence
-// in-context, Ω = I, noiseless (law.Data.Standard).
-func (s *resolver) standard() bool {
-	return s.ICL == 1 && !taskCovariance(s.Spec).given(s) && !(s.Given("noise") && s.Noise > 0)
-}
-
-// computesTests reports whether the test losses are computed: train with
-// test sets, or run of a layer with extra blocks or under another law
-// than the paper's.
-func (s *resolver) computesTests() bool {
-	if s.Given("test") { // train
-		return s.Test > 0
+// checkTestLaw refuses Ω_test where no in-context test loss is computed:
+// train without test sets, or run where the test losses are not of
+// interest (TestLossesMatter: the reduced layer under the paper's task,
+// law.Data.Standard).
+func (j *Job) checkTestLaw() error {
+	sp := j.Spec
+	computed := sp.Test > 0
+	if !sp.Given("test") { // run
+		computed = TestLossesMatter(j.System)
 	}
-	return s.Layer != "reduced" || !s.standard()
+	for _, f := range []string{"test-task-eigs", "test-task-spectrum", "test-task-white"} {
+		if sp.Given(f) && !computed {
+			return fmt.Errorf("-%s: no in-context test loss is computed here; give -layer full or labelkey, a task law other than the paper's (-icl below 1, -noise, -task-*), or train with -test above 0", f)
+		}
+	}
+	return nil
 }
 
 // resolveTasks settles the fixed tasks where they have an effect (some
@@ -120,14 +117,15 @@ func (s *resolver) resolveTasks() error {
 	return nil
 }
 
-// usesTasks reports whether the fixed tasks have an effect: some
-// sequences are not in-context, or the in-weight test loss is computed
-// (train with test sets, run of the full layer).
+// usesTasks reports whether the fixed tasks have an effect: the law draws
+// some sequences' tasks from them (not Spec.InContext), or the in-weight
+// test loss is computed (train with test sets, run of a layer with extra
+// blocks).
 func (s *resolver) usesTasks() bool {
 	if s.Given("test") { // train
-		return s.ICL < 1 || s.Test > 0
+		return !s.InContext() || s.Test > 0
 	}
-	return s.ICL < 1 || s.Layer != "reduced"
+	return !s.InContext() || s.Layer != "reduced"
 }
 
 // lengths returns the context lengths of -N or -ntp-max (only ν with -nu).

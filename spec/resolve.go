@@ -107,6 +107,11 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 	if err := job.build(s); err != nil {
 		return nil, err
 	}
+	if reads[GroupLaw] {
+		if err := job.checkTestLaw(); err != nil {
+			return nil, err
+		}
+	}
 	if s.Given("method") {
 		job.Method, _ = ode.MethodByName(s.Method)
 	}

@@ -311,6 +311,12 @@ func Lookup(name string) (*Field, bool) {
 	return nil, false
 }
 
+// InContext reports whether every sequence of the spec's task law draws
+// its task afresh: -icl 1, its default. It is law.Tasks.InContext of the
+// law the spec resolves to (Job.Data), asked of a spec that is not
+// resolved, such as a sidecar's.
+func (s *Spec) InContext() bool { return !s.Given("icl") || s.ICL == 1 }
+
 // Given reports whether the field called name was given.
 func (s *Spec) Given(name string) bool { return s.given[name] }
 

@@ -285,7 +285,7 @@ func describeLaw(job *spec.Job) string {
 	if tasks.Cov != nil {
 		w = "w ~ N(0, Ω), Ω's eigenvalues " + covarianceText(sp.TaskEigs, sp.TaskSpectrum, sp.TaskWhite)
 	}
-	if tasks.Fraction() < 1 {
+	if !tasks.InContext() {
 		drawn := ""
 		if !sp.Given("w0-file") && sp.TaskDraw == "gaussian" {
 			drawn = ", drawn N(0, I)"
