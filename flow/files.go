@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/linattn/linattn/export"
-	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/output"
 )
 
@@ -141,13 +140,14 @@ func (s *System) ProblemMeta() output.ProblemMeta {
 	return p
 }
 
-// SolverMeta describes for a sidecar a run with method m at tolerances
-// rtol, atol that did the work st and ended at tEnd.
-func SolverMeta(m ode.Method, rtol, atol float64, st ode.Stats, tEnd float64) *output.SolverMeta {
+// SolverMeta describes the run for a sidecar: the method and tolerances
+// it resolved (Resolved), the work it did (Stats) and where it ended.
+func (tr *Trajectory) SolverMeta() *output.SolverMeta {
+	r, st := tr.Resolved, tr.Stats
 	by := make([]output.MethodMeta, len(st.PerMethod))
 	for i, pm := range st.PerMethod {
 		by[i] = output.MethodMeta{Method: pm.Name, Steps: pm.Steps, Rejected: pm.Rejected, FuncEvals: pm.FuncEvals}
 	}
-	return &output.SolverMeta{Method: m.Name(), RTol: rtol, ATol: atol, Steps: st.Steps, FuncEvals: st.FuncEvals,
-		Rejected: st.Rejected, TEnd: tEnd, ByMethod: by, Switches: st.Switches}
+	return &output.SolverMeta{Method: r.Method.Name(), RTol: r.RTol, ATol: r.ATol, Steps: st.Steps, FuncEvals: st.FuncEvals,
+		Rejected: st.Rejected, TEnd: tr.FinalT, ByMethod: by, Switches: st.Switches}
 }

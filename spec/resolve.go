@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -133,7 +134,7 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 // state's size (ode.MaxDenseDim) for larger states.
 func (job *Job) checkDenseMethod() error {
 	n := job.System.Len()
-	m := job.Settings().Method
+	m := job.RunSettings().Method
 	switch m.Family() {
 	case ode.DenseImplicit:
 		if n <= ode.MaxDenseDim {
@@ -529,7 +530,7 @@ func (s *resolver) estimateBytes(reads map[Group]bool) float64 {
 	}
 	if reads[GroupSolver] {
 		perSample := 2*n + d*d + h*r*d + 1
-		samples := flow.RunSettings{Samples: s.Samples}.Resolve(s.flowModel(), s.D, true).Samples // whatever the law
+		samples := cmp.Or(s.Samples, flow.DefaultSamples) // the flow's default (RunSettings.Resolve)
 		words += float64(samples) * perSample
 	}
 	if reads[GroupLaw] && s.Layer != "reduced" {

@@ -33,30 +33,26 @@ func ReadFile(path string) (*Spec, error) {
 	return sp, nil
 }
 
-// RunSettings returns the flow's settings of the job (-T, -tol, -samples,
-// -grid, -method, -rtol, -atol, -state-every), zero where not given (the
-// flow's defaults: flow.RunSettings.Resolve), with the exact test losses
-// where the layer or the law go beyond the paper's (TestLossesMatter) and
-// a continuous extension of at most an eighth of the available memory
-// (DenseBudget).
+// RunSettings returns the flow's settings of the job as Job.Run runs
+// with them: -T, -tol, -samples, -grid, -method, -rtol and -atol where
+// given, the flow's defaults elsewhere (flow.System.Settings), the exact
+// test losses where the layer or the law go beyond the paper's
+// (TestLossesMatter), a continuous extension of at most an eighth of the
+// available memory (DenseBudget) and -state-every.
 func (j *Job) RunSettings() flow.RunSettings {
 	sp := j.Spec
 	grid, _ := gridByName(sp.Grid)
-	rs := flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grid,
+	rs := j.System.Settings(flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grid,
 		Method: j.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: DenseBudget(),
-		TestLosses: TestLossesMatter(j.System)}
-	rs.StateEvery = j.stateEvery(j.System.Settings(rs).Samples)
+		TestLosses: TestLossesMatter(j.System)})
+	rs.StateEvery = j.stateEvery(rs.Samples)
 	return rs
 }
 
-// Settings returns the settings Job.Run runs with: RunSettings with the
-// flow's defaults filled in (flow.System.Settings).
-func (j *Job) Settings() flow.RunSettings { return j.System.Settings(j.RunSettings()) }
-
 // Record sets the solver's fields that the command reads and that were
 // not given (-T, -tol, -samples, -grid, -method, -rtol, -atol) to what a
-// run resolved, r (flow.Trajectory.Resolved; Settings().Resolved() before
-// a run), so that the sidecar records the values the run used; Method
+// run resolved, r (flow.Trajectory.Resolved; RunSettings().Resolved()
+// before a run), so that the sidecar records the values the run used; Method
 // becomes r's.
 func (j *Job) Record(r flow.Resolved) {
 	record(j.Spec, j.groups, r)
@@ -64,10 +60,10 @@ func (j *Job) Record(r flow.Resolved) {
 }
 
 // Filled returns a copy of the spec with the solver's fields as the flow
-// resolves them (Settings): the spec the job's sidecar records.
+// resolves them (RunSettings): the spec the job's sidecar records.
 func (j *Job) Filled() *Spec {
 	sp := j.Spec.Clone()
-	record(sp, j.groups, j.Settings().Resolved())
+	record(sp, j.groups, j.RunSettings().Resolved())
 	return sp
 }
 

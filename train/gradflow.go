@@ -42,12 +42,20 @@ type FlowSettings struct {
 // gradient descent as η → 0 at fixed data (docs/training.md). It returns
 // the flow sampled as flow.System.Run samples the population flow, with
 // Status ReachedT (Interrupted or Failed on an error, with what was
-// computed). With the moments path every evaluation costs the same
-// whatever P.
-func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (*flow.Trajectory, error) {
+// computed), and the settings it resolved (flow.Trajectory.Resolved).
+// With the moments path every evaluation costs the same whatever P.
+func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (tr *flow.Trajectory, err error) {
 	if err := t.checkFlow(theta0, &fs); err != nil {
 		return nil, err
 	}
+	defer func() {
+		if tr != nil {
+			tr.Resolved = flow.Resolved{Method: fs.Method, RTol: fs.RTol, ATol: fs.ATol, T: fs.T, Samples: fs.Samples, Grid: fs.Grid}
+			if fs.Times != nil {
+				tr.Resolved.Samples = 0
+			}
+		}
+	}()
 	if fs.Times != nil || fs.Grid != flow.GridDrops || fs.Samples < 4 {
 		times := fs.Times
 		if times == nil {
@@ -76,7 +84,7 @@ func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (
 		return first, err
 	}
 	fs.Observer = user // no continuous extension kept: again, to the times
-	tr, err := t.flowPass(ctx, theta0, fs, times, 0)
+	tr, err = t.flowPass(ctx, theta0, fs, times, 0)
 	if tr != nil {
 		tr.Stats.Add(first.Stats)
 	}

@@ -92,8 +92,7 @@ func runFlow(e *env, job *spec.Job) error {
 		}
 		side.Meta.Status, side.Meta.Error = incomplete(tr.Status == flow.Interrupted)+what, err.Error()
 	}
-	sp := job.Spec
-	side.Meta.Solver = flow.SolverMeta(job.Method, sp.RTol, sp.ATol, tr.Stats, tr.FinalT)
+	side.Meta.Solver = tr.SolverMeta()
 	pred := predictDrops(s, job.Y0, tr.Transitions)
 	observed := tr.Plateaus
 	if err := side.Meta.SetResult(runResult(s, job.Y0, tr, pred, observed)); err != nil {

@@ -31,7 +31,7 @@ func init() {
 // two side by side at the training's output times.
 func runTrain(e *env, job *spec.Job) error {
 	start := time.Now()
-	job.Record(job.Settings().Resolved()) // the flow's integrator for the three runs below
+	job.Record(job.RunSettings().Resolved()) // the flow's integrator for the three runs below
 	cfg := job.TrainConfig()
 	if e.progress.on {
 		e.progress.Show(fmt.Sprintf("drawing %d training sequences", cfg.P))
@@ -272,7 +272,7 @@ func (e *env) finishTrain(job *spec.Job, tr *train.Trainer, res *flow.Trajectory
 		m.Error = runErr.Error()
 	}
 	if !sp.GD {
-		m.Solver = flow.SolverMeta(job.Method, sp.RTol, sp.ATol, res.Stats, res.FinalT)
+		m.Solver = res.SolverMeta()
 	}
 	if err := m.SetResult(trainResult(tr, sp.GD, res, test, c, observed)); err != nil {
 		return err
