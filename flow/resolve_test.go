@@ -48,3 +48,21 @@ func TestRunReportsResolved(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveStateBytes: StateBytes bounds the states kept: at H = D and
+// R = 1 (n = D(2D+1)) the 2001 default samples take 132 MB at D = 64, all
+// kept within 160 MB, and 526 MB at D = 128, every 4th kept; a given
+// StateEvery stays.
+func TestResolveStateBytes(t *testing.T) {
+	t.Parallel()
+	const budget = 160 << 20
+	for _, tc := range []struct {
+		d, every, want int
+	}{{64, 0, 1}, {128, 0, 4}, {128, 2, 2}} {
+		m := Model{Kind: Separate, H: tc.d, R: 1}
+		rs := RunSettings{StateBytes: budget, StateEvery: tc.every}.Resolve(m, tc.d, true)
+		if rs.StateEvery != tc.want {
+			t.Errorf("D = %d, StateEvery %d: resolved %d, want %d", tc.d, tc.every, rs.StateEvery, tc.want)
+		}
+	}
+}

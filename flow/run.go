@@ -135,6 +135,9 @@ type RunSettings struct {
 	// losses at all: at large D the states are most of a run's memory
 	// (2001 of them take 0.5 GB at D = 128). 0 or 1 keeps them all.
 	StateEvery int
+	// StateBytes > 0 with StateEvery 0 keeps the states within StateBytes:
+	// StateEvery becomes StateStride of the output times (Resolve).
+	StateBytes int
 	// Observer, if not nil, is called at every accepted step with the time,
 	// the state in eigen coordinates (System.FromEigen converts; valid only
 	// during the call) and the loss there. An error stops the run (Status
@@ -171,8 +174,9 @@ type Resolved struct {
 // on data of dimension d, under the paper's task (standard:
 // law.Data.Standard) or another law: Method (MethodFor), RTol and ATol
 // (DefaultTolerances of Method), Tol with T = 0 (DefaultTol), Samples
-// without Times (DefaultSamples) and MaxSteps (DefaultMaxSteps). Each
-// default is defined here alone; System.Run resolves its settings so.
+// without Times (DefaultSamples), MaxSteps (DefaultMaxSteps) and
+// StateEvery from StateBytes. Each default is defined here alone;
+// System.Run resolves its settings so.
 func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
 	if rs.Method == nil {
 		rs.Method = MethodFor(m, d, standard)
@@ -193,7 +197,16 @@ func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
 	if rs.MaxSteps == 0 {
 		rs.MaxSteps = DefaultMaxSteps
 	}
+	if rs.StateEvery == 0 && rs.StateBytes > 0 {
+		rs.StateEvery = StateStride(max(rs.Samples, len(rs.Times)), m.StateLen(d), rs.StateBytes)
+	}
 	return rs
+}
+
+// StateStride is the least K ≥ 1 that keeps the states (n float64 values
+// each) of every K-th of samples output times within bytes.
+func StateStride(samples, n, bytes int) int {
+	return max(1, int(math.Ceil(float64(samples)*float64(n)*8/float64(bytes))))
 }
 
 // Resolved returns the record of settings that Resolve filled in.
@@ -211,7 +224,7 @@ func (rs RunSettings) Resolved() Resolved {
 // Settings returns rs resolved for s (RunSettings.Resolve): what Run runs
 // with.
 func (s *System) Settings(rs RunSettings) RunSettings {
-	return rs.Resolve(s.Model, s.Data.Dim(), s.Data.Standard())
+	return rs.Resolve(s.Model, s.d, s.Data.Standard())
 }
 
 // Transition is a crossing of the loss through the level half-way between
@@ -427,7 +440,7 @@ func (s *System) levels() []Transition {
 		return nil
 	}
 	pl := s.Data.PlateauLevels()
-	d := s.Data.Dim()
+	d := s.d
 	if s.Model.Kind == Merged {
 		return []Transition{{M: d, Level: 0.5 * (pl[0] + pl[d])}}
 	}

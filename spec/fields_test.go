@@ -63,7 +63,7 @@ func TestFieldDefaults(t *testing.T) {
 			t.Errorf("-%s is filled in before the run: %q", name, job.Spec.Text(name))
 		}
 	}
-	job.Record(job.RunSettings().Resolved())
+	job.Record(job.Resolved())
 	for _, f := range Fields() {
 		w, ok := want[f.Name]
 		if !ok {

@@ -134,7 +134,10 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 // state's size (ode.MaxDenseDim) for larger states.
 func (job *Job) checkDenseMethod() error {
 	n := job.System.Len()
-	m := job.RunSettings().Method
+	m := job.Method // the flow's own choice is never one (flow.MethodFor)
+	if m == nil {
+		return nil
+	}
 	switch m.Family() {
 	case ode.DenseImplicit:
 		if n <= ode.MaxDenseDim {

@@ -3,7 +3,6 @@ package spec
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 
@@ -33,26 +32,32 @@ func ReadFile(path string) (*Spec, error) {
 	return sp, nil
 }
 
-// RunSettings returns the flow's settings of the job as Job.Run runs
-// with them: -T, -tol, -samples, -grid, -method, -rtol and -atol where
-// given, the flow's defaults elsewhere (flow.System.Settings), the exact
-// test losses where the layer or the law go beyond the paper's
-// (TestLossesMatter), a continuous extension of at most an eighth of the
-// available memory (DenseBudget) and -state-every.
+// RunSettings returns the flow's settings of the job: -T, -tol,
+// -samples, -grid, -method, -rtol, -atol and -state-every where given, and
+// zero, the flow's defaults (flow.RunSettings.Resolve), elsewhere; the
+// states within 160 MB unless -state-every is given; the exact test losses
+// where the layer or the law go beyond the paper's (TestLossesMatter); and
+// a continuous extension of at most an eighth of the available memory
+// (DenseBudget).
 func (j *Job) RunSettings() flow.RunSettings {
 	sp := j.Spec
 	grid, _ := gridByName(sp.Grid)
-	rs := j.System.Settings(flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grid,
+	rs := flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grid,
 		Method: j.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: DenseBudget(),
-		TestLosses: TestLossesMatter(j.System)})
-	rs.StateEvery = j.stateEvery(rs.Samples)
+		TestLosses: TestLossesMatter(j.System), StateEvery: sp.StateEvery}
+	if !sp.Given("state-every") {
+		rs.StateBytes = stateBudget
+	}
 	return rs
 }
 
+// Resolved returns the settings a run of the job resolves
+// (flow.System.Settings of RunSettings), before it runs.
+func (j *Job) Resolved() flow.Resolved { return j.System.Settings(j.RunSettings()).Resolved() }
+
 // Record sets the solver's fields that the command reads and that were
 // not given (-T, -tol, -samples, -grid, -method, -rtol, -atol) to what a
-// run resolved, r (flow.Trajectory.Resolved; RunSettings().Resolved()
-// before a run), so that the sidecar records the values the run used; Method
+// run resolved, r (flow.Trajectory.Resolved; Job.Resolved before a run), so that the sidecar records the values the run used; Method
 // becomes r's.
 func (j *Job) Record(r flow.Resolved) {
 	record(j.Spec, j.groups, r)
@@ -60,10 +65,10 @@ func (j *Job) Record(r flow.Resolved) {
 }
 
 // Filled returns a copy of the spec with the solver's fields as the flow
-// resolves them (RunSettings): the spec the job's sidecar records.
+// resolves them (Job.Resolved): the spec the job's sidecar records.
 func (j *Job) Filled() *Spec {
 	sp := j.Spec.Clone()
-	record(sp, j.groups, j.RunSettings().Resolved())
+	record(sp, j.groups, j.Resolved())
 	return sp
 }
 
@@ -95,22 +100,10 @@ func record(sp *Spec, groups []Group, r flow.Resolved) {
 // kept, at D = 128 (526 MB) every 4th, so that the run stays under 1 GB.
 const stateBudget = 160 << 20
 
-// stateEvery is -state-every, or the least K that keeps the states of
-// the run's samples output times within stateBudget.
-func (j *Job) stateEvery(samples int) int {
-	sp := j.Spec
-	if sp.Given("state-every") {
-		return sp.StateEvery
-	}
-	return DefaultStateEvery(samples, j.System.Len())
-}
-
 // DefaultStateEvery is the least K ≥ 1 that keeps the states (n values
-// each) of every K-th of samples output times within 160 MB.
-func DefaultStateEvery(samples, n int) int {
-	bytes := float64(samples) * float64(n) * 8
-	return max(1, int(math.Ceil(bytes/stateBudget)))
-}
+// each) of every K-th of samples output times within 160 MB, the stride a
+// run takes without -state-every (flow.StateStride).
+func DefaultStateEvery(samples, n int) int { return flow.StateStride(samples, n, stateBudget) }
 
 // gridNames are the -grid names of the flow's output grids, in order.
 func gridNames() [3]string { return [3]string{"drops", "lin", "log"} }

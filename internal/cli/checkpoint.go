@@ -59,7 +59,7 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 	if every == 0 {
 		return nil, nil, nil
 	}
-	if m := job.RunSettings().Method; !flow.CanCheckpoint(m) {
+	if m := job.Method; !flow.CanCheckpoint(m) { // nil: the flow's choice, which can
 		if job.Spec.Given("checkpoint") {
 			fmt.Fprintf(e.stderr, "linattn %s: -checkpoint: %s cannot save its state; the run goes on without checkpoints\n", e.cmd.Name, m.Name())
 		}

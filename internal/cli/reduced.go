@@ -41,7 +41,7 @@ func finalTime(e *env, job *spec.Job) (float64, error) {
 
 func runReduced(e *env, job *spec.Job) error {
 	start := time.Now()
-	job.Record(job.RunSettings().Resolved()) // the flow's settings for its runs below
+	job.Record(job.Resolved()) // the flow's settings for its runs below
 	s := job.System
 	fmt.Fprintf(e.stdout, "linattn reduced: %s\n", describeJob(job))
 	T, err := finalTime(e, job)

@@ -31,7 +31,7 @@ func init() {
 // two side by side at the training's output times.
 func runTrain(e *env, job *spec.Job) error {
 	start := time.Now()
-	job.Record(job.RunSettings().Resolved()) // the flow's integrator for the three runs below
+	job.Record(job.Resolved()) // the flow's integrator for the three runs below
 	cfg := job.TrainConfig()
 	if e.progress.on {
 		e.progress.Show(fmt.Sprintf("drawing %d training sequences", cfg.P))
