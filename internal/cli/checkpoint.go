@@ -86,11 +86,12 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 	return c, resume, nil
 }
 
-// jobDigest is the SHA-256 of the job's spec as its sidecar records it
-// (spec.Job.Filled) without -checkpoint, of the input files' hashes and of
-// the program version: what makes a run's output what it is.
+// jobDigest is the SHA-256 of the job's spec as given, without
+// -checkpoint (the fields left to the flow's defaults stay unset: the
+// version fixes those), of the input files' hashes and of the program
+// version: what makes a run's output what it is.
 func jobDigest(job *spec.Job) string {
-	sp := job.Filled()
+	sp := job.Spec.Clone()
 	sp.Clear("checkpoint")
 	body, _ := sp.MarshalJSON()
 	h := sha256.New()
