@@ -223,7 +223,7 @@ var fields = []Field{
 		ptr: func(s *Spec) any { return &s.Tol }},
 	{Name: "samples", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "number S ≥ 2 of output times", Default: strconv.Itoa(flow.DefaultSamples),
 		ptr: func(s *Spec) any { return &s.Samples }},
-	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/4⌋ points equally spaced in time from 0 to T, ⌊S/4⌋ log-spaced from t_f/10 to T, t_f when the loss has fallen by 1%, which shows the first plateau, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T)", Default: "drops",
+	{Name: "grid", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "output times: drops (⌊S/4⌋ points equally spaced in time from 0 to T, ⌊S/4⌋ log-spaced from t_f/10 to T, t_f when the loss has fallen by 1%, which shows the first plateau, the rest equally spaced in loss, which resolves every drop), lin (S points from 0 to T inclusive) or log (0, then S−1 points log-spaced from T·1e-6 to T)", Default: gridName(flow.GridDrops),
 		ptr: func(s *Spec) any { return &s.Grid }},
 	{Name: "method", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), bdf (variable-order BDF, Newton–Krylov with the flow's block preconditioner, or a dense Cholesky/LU of the full layer), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5", DefaultNote: ": bdf for the separate model from D = " + strconv.Itoa(flow.BDFMinDim) + " and for the full layer with -icl below 1, else auto",
 		ptr: func(s *Spec) any { return &s.Method }},
@@ -235,7 +235,7 @@ var fields = []Field{
 	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
 		ptr: func(s *Spec) any { return &s.Checkpoint }},
 
-	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time", DefaultNote: ": 1 while the states of all output times take at most 160 MB, D ≤ 64 at H = D; else the least K within it: 4 at D = 128",
+	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time", DefaultNote: ": 1 while the states of all output times take at most " + strconv.Itoa(stateBudget>>20) + " MB, D ≤ 64 at H = D; else the least K within it: 4 at D = 128",
 		ptr: func(s *Spec) any { return &s.StateEvery }},
 
 	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention)", DefaultNote: ": reduced for run, full for train",

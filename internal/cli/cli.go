@@ -1,7 +1,8 @@
 // Package cli implements the linattn command: a small table of subcommands
 // sharing one job specification (spec.Spec, resolved by package spec),
 // each computing through the library packages and writing its arrays and
-// a JSON sidecar that is itself a spec through package output.
+// a JSON sidecar (package output) whose spec fields (package spec) are
+// themselves a spec.
 package cli
 
 import (
