@@ -44,6 +44,7 @@ type Coefficients struct {
 	pairOf       []int   // pairOf[a*(D+1)+b]: the pair {a, b} (−1: none); layers with extra blocks
 	w, dw, g     *Blocks // the point, a direction, a gradient
 	t, dt, c, fb []float64
+	prod         *tensorProducts // the full layer's products; nil: addTensor's loops
 }
 
 // NewCoefficients returns the coefficients of model m at dimension d.
@@ -63,6 +64,9 @@ func NewCoefficients(d int, m Model) *Coefficients {
 	c.w, c.dw, c.g = c.NewBlocks(), c.NewBlocks(), c.NewBlocks()
 	nt := d1 * d1 * d
 	c.t, c.dt, c.c, c.fb = make([]float64, nt), make([]float64, nt), make([]float64, c.nf), make([]float64, d1*d)
+	if m.Layer == FullLayer {
+		c.prod = newTensorProducts(c)
+	}
 	return c
 }
 
@@ -121,8 +125,12 @@ func (c *Coefficients) checkLen(name string, x []float64, n int) {
 func (c *Coefficients) At(theta []float64) {
 	c.checkLen("theta", theta, c.n)
 	c.Expand(c.w, theta)
-	clear(c.t)
-	c.addTensor(c.t, c.w, c.w, c.w)
+	if c.prod != nil {
+		c.prod.set(c.t, c.w)
+	} else {
+		clear(c.t)
+		c.addTensor(c.t, c.w, c.w, c.w)
+	}
 	c.coeffs(c.t, c.c)
 }
 
@@ -143,6 +151,11 @@ func (c *Coefficients) Pullback(dst, dc []float64) {
 func (c *Coefficients) Apply(dc, dtheta []float64) {
 	c.checkLen("dc", dc, c.nf)
 	c.Expand(c.dw, dtheta)
+	if c.prod != nil {
+		c.prod.setTangent(c.dt, c.w, c.dw)
+		c.coeffs(c.dt, dc)
+		return
+	}
 	clear(c.dt)
 	c.addTensor(c.dt, c.dw, c.w, c.w)
 	c.addTensor(c.dt, c.w, c.dw, c.w)

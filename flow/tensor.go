@@ -87,6 +87,10 @@ func (c *Coefficients) gradTensor(dc, dt []float64) {
 // v, k, q of a function whose gradient with respect to T is dt: grads
 // selects which factors' gradients are formed (values, W̃ or keys, queries).
 func (c *Coefficients) pullback(g *Blocks, dt []float64, v, k, q *Blocks, grads [3]bool) {
+	if c.prod != nil {
+		c.prod.pullback(g, dt, v, k, q, grads)
+		return
+	}
 	d1 := c.d + 1
 	for p := 0; p < c.hr(); p++ {
 		i := c.head(p)

@@ -143,7 +143,7 @@ type bdfStepper struct {
 
 func newBDFStepper(in *Integrator, maxOrder int) *bdfStepper {
 	n := in.n
-	st := &bdfStepper{in: in, maxOrder: maxOrder, gm: newGMRES(n, gmresMaxKrylov)}
+	st := &bdfStepper{in: in, maxOrder: maxOrder, gm: newGMRES(n, gmresKrylov)}
 	vec := func() []float64 { return make([]float64, n) }
 	for j := range st.hs.z {
 		st.hs.z[j] = vec()
@@ -170,6 +170,9 @@ func (st *bdfStepper) begin(p *Problem) error {
 		st.prec = st.lu
 	default:
 		st.prec = nil
+	}
+	if maxl := krylovSpace(st.prec); maxl != st.gm.maxl {
+		st.gm = newGMRES(st.in.n, maxl)
 	}
 	st.psolveFn = nil
 	if st.prec != nil {

@@ -69,10 +69,12 @@ func (st *bdfStepper) scalars() bdfScalars {
 
 // restore sets the state of a knot: its scalars, z₀…z_q (z[:q+1]) and the
 // saved correction, and sets the preconditioner up as the solve had it,
-// from the data of its last fresh setup (state setupY). A knot before the
-// first step (not started) needs z₀ = y₀ alone, in in.y, and f(t₀, y₀) in
-// in.f0.
-func (st *bdfStepper) restore(sc *bdfScalars, z [][]float64, saved, setupY []float64) error {
+// from the data of its last fresh setup (state setupY); with held, the
+// preconditioner holds those data already and is only set up again for
+// the knot's γ, which gives the same P (the Preconditioner's contract).
+// A knot before the first step (not started) needs z₀ = y₀ alone, in
+// in.y, and f(t₀, y₀) in in.f0.
+func (st *bdfStepper) restore(sc *bdfScalars, z [][]float64, saved, setupY []float64, held bool) error {
 	hs := &st.hs
 	st.started, st.ewtFresh = sc.started, sc.started
 	st.denseReady, hs.predicted = false, false
@@ -102,10 +104,10 @@ func (st *bdfStepper) restore(sc *bdfScalars, z [][]float64, saved, setupY []flo
 	}
 	jacBefore := in.stats.JacEvals
 	in.stats.Decompositions++
-	if _, err := st.prec.Setup(su.freshT, setupY, su.freshGam, false); err != nil {
+	if _, err := st.prec.Setup(su.freshT, setupY, su.freshGam, held); err != nil {
 		return err
 	}
-	if in.stats.JacEvals == jacBefore { // as setupPrecond counts
+	if !held && in.stats.JacEvals == jacBefore { // as setupPrecond counts
 		in.stats.JacEvals++
 	}
 	if !su.lastFresh {

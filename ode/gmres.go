@@ -33,8 +33,9 @@ type gmres struct {
 	y    []float64
 }
 
-// gmresMaxKrylov is the largest Krylov space (CVODE's default maxl = 5),
-// and the largest newGMRES takes. gmresReorth is the fall of the norm in
+// gmresKrylov is BDF's Krylov space (CVODE's default maxl = 5), unless
+// the preconditioner asks for another (KrylovSpacer); gmresMaxKrylov is
+// the largest newGMRES takes. gmresReorth is the fall of the norm in
 // Gram–Schmidt below which the projections are repeated: with a good
 // preconditioner M P⁻¹ v is close to v and its norm falls by orders of
 // magnitude in every iteration, a cancellation that costs the new vector
@@ -43,7 +44,8 @@ type gmres struct {
 // of iterations, and a loss below 10⁻¹² is harmless, so the repetition
 // (two more passes over memory) is kept for falls beyond 10⁴.
 const (
-	gmresMaxKrylov = 5
+	gmresKrylov    = 5
+	gmresMaxKrylov = 30
 	gmresReorth    = 1e-4
 )
 

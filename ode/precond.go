@@ -31,6 +31,23 @@ type Preconditioner interface {
 	Solve(z, r []float64)
 }
 
+// A KrylovSpacer is a Preconditioner that asks BDF's GMRES for a Krylov
+// space of KrylovSpace() vectors (1 to 30) instead of CVODE's five: one
+// that captures only the stiffest part of J and leaves GMRES more to do,
+// where a Newton iteration that fails for want of Krylov vectors costs a
+// shorter step and a fresh setup.
+type KrylovSpacer interface {
+	KrylovSpace() int
+}
+
+// krylovSpace returns the Krylov space BDF's GMRES takes with p.
+func krylovSpace(p Preconditioner) int {
+	if ks, ok := p.(KrylovSpacer); ok {
+		return min(max(ks.KrylovSpace(), 1), gmresMaxKrylov)
+	}
+	return gmresKrylov
+}
+
 // denseLU is BDF's preconditioner when the problem gives none but the
 // state is small enough to factor: P = I − γJ exactly, J from Problem.Jac
 // or finite differences, by LU (dgetrf), or by Cholesky (dpotrf) when

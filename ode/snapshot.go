@@ -320,7 +320,7 @@ func restoreStepper(st stepper, ss *stepState) error {
 			st.setupY = append(st.setupY[:0], ss.setupY...)
 		}
 		st.setups = ss.sc.setup
-		return st.restore(&ss.sc, ss.z, ss.saved, ss.setupY)
+		return st.restore(&ss.sc, ss.z, ss.saved, ss.setupY, false)
 	}
 	return nil
 }

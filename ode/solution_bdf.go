@@ -86,6 +86,7 @@ func (s *Solution) addBDF(t0, h, t1 float64, y1, attempts []float64, st *bdfStep
 	tr := s.bdf
 	s.t0, s.t1, s.h = append(s.t0, t0), append(s.t1, t1), append(s.h, h)
 	s.loc = append(s.loc, stepLoc{block: -1, vecs: bdfStepLoc})
+	tr.solverMoved()
 	tr.attempts = append(tr.attempts, attempts...)
 	tr.attEnd = append(tr.attEnd, int32(len(tr.attempts)))
 	tr.tailQ = st.hs.q
@@ -280,6 +281,18 @@ type bdfReplayer struct {
 	in  *Integrator
 	st  *bdfStepper
 	pos int
+	// held is the serial of the solve's fresh setup whose data the
+	// preconditioner holds from this replay (0: none, or the solve may
+	// have set it up since: Problem.Precond is shared with it).
+	held int
+}
+
+// solverMoved records that the solve may have set the preconditioner up
+// since the replay last did.
+func (tr *bdfTrack) solverMoved() {
+	if tr.rp != nil {
+		tr.rp.held = 0
+	}
 }
 
 // bdfReplayReach is how many steps a replay goes on to reach a kept knot
@@ -289,8 +302,10 @@ type bdfReplayer struct {
 const bdfReplayReach = 8
 
 // bdfReplayTo brings the replay to the start of step k: from where it is
-// if that is before k and at most bdfReplayReach steps before the last
-// kept knot before k, else from that knot. Both take the same steps.
+// if that is before k and at or after the last kept knot before k, or at
+// most bdfReplayReach steps before it unless the preconditioner holds the
+// knot's setup already (a restore then costs no setup), else from that
+// knot. Both take the same steps.
 func (s *Solution) bdfReplayTo(k int) error {
 	tr := s.bdf
 	if tr.rp == nil {
@@ -298,12 +313,14 @@ func (s *Solution) bdfReplayTo(k int) error {
 		in.f, in.rtol, in.fixedStep = tr.prob.Func, tr.rtol, tr.fixed
 		copy(in.atol, tr.atol)
 		st := in.st.(*bdfStepper)
-		st.startHistory = tr.start
+		st.startHistory, st.keepSetups = tr.start, true // keepSetups: the serial of the fresh setups (held)
 		tr.rp = &bdfReplayer{in: in, st: st, pos: -1}
 	}
 	rp := tr.rp
 	kn := tr.knotBefore(k)
-	if !(rp.pos >= 0 && rp.pos <= k && rp.pos+bdfReplayReach >= kn.step) {
+	onward := rp.pos >= 0 && rp.pos <= k &&
+		(rp.pos >= kn.step || rp.pos+bdfReplayReach >= kn.step && kn.sc.setup.serial != rp.held)
+	if !onward {
 		if err := rp.restore(s, kn); err != nil {
 			rp.pos = -1
 			return fmt.Errorf("ode: Solution.At: replaying BDF steps from t = %g: %w", s.t0[kn.step], err)
@@ -323,13 +340,15 @@ func (rp *bdfReplayer) restore(s *Solution, kn *bdfKnot) error {
 	if err := st.begin(&tr.prob); err != nil {
 		return err
 	}
+	held := rp.held > 0 && rp.held == kn.sc.setup.serial
+	rp.held, st.setups = 0, kn.sc.setup
 	if !kn.sc.started { // the start of the solve
 		copy(in.y, z[0])
 		tr.prob.Func(s.t0[0], in.y, in.f0)
 		in.stats.FuncEvals++
 		return nil
 	}
-	return st.restore(&kn.sc, z[:kn.sc.q+1], saved, tr.setupY(kn.sc.setup.serial))
+	return st.restore(&kn.sc, z[:kn.sc.q+1], saved, tr.setupY(kn.sc.setup.serial), held)
 }
 
 // step takes step pos again, attempt by attempt, as the solve's driver
@@ -357,4 +376,7 @@ func (rp *bdfReplayer) step(s *Solution, k int) {
 		st.accept(t, h)
 	}
 	rp.pos = k + 1
+	if tr.prob.Precond != nil { // the replay's own dense LU is set up afresh at each restore (begin)
+		rp.held = st.setups.serial
+	}
 }

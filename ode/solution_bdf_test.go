@@ -56,6 +56,35 @@ func (p *jacobiPrecond) Solve(z, r []float64) {
 	}
 }
 
+// statePrecond is P = diag(1 + γλ_i(1 + cos(y_i)/100)), y the state of
+// its last fresh setup: an approximation of I − γJ for stiffChain whose
+// data depend on the state, so that a replay set up from the wrong fresh
+// setup would not give the solve's bits.
+type statePrecond struct {
+	lam, scale []float64
+	gamma      float64
+	fresh      int
+}
+
+func (p *statePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool) (bool, error) {
+	p.gamma = gamma
+	if jacOK && p.scale != nil {
+		return false, nil
+	}
+	p.fresh++
+	p.scale = make([]float64, len(y))
+	for i, yi := range y {
+		p.scale[i] = p.lam[i] * (1 + math.Cos(yi)/100)
+	}
+	return true, nil
+}
+
+func (p *statePrecond) Solve(z, r []float64) {
+	for i, x := range r {
+		z[i] = x / (1 + p.gamma*p.scale[i])
+	}
+}
+
 // bdfSolutionCases are BDF solves of stiffChain with the dense LU of
 // finite-difference Jacobians (modified Newton) and with GMRES and a
 // preconditioner, at TEval times that fall inside steps.
@@ -63,7 +92,9 @@ func bdfSolutionCases(t1 float64) map[string]Problem {
 	lu, lam := stiffChain(60, t1)
 	kr, _ := stiffChain(60, t1)
 	kr.Precond = &jacobiPrecond{lam: lam}
-	return map[string]Problem{"dense LU": lu, "GMRES": kr}
+	ks, _ := stiffChain(60, t1)
+	ks.Precond = &statePrecond{lam: lam}
+	return map[string]Problem{"dense LU": lu, "GMRES": kr, "GMRES, state-dependent P": ks}
 }
 
 // TestBDFSolutionEqualsTEval: a BDF solve's Solution gives, bit for bit,
@@ -108,7 +139,15 @@ func TestBDFSolutionEqualsTEval(t *testing.T) {
 		if res.Solution == nil || res.Solution.bdf.spacing < 8 || res.Solution.size > s.DenseLimit {
 			t.Fatalf("%s: solution %v: want it thinned to spacing ≥ 8 within %d values", name, res.Solution != nil, s.DenseLimit)
 		}
+		sp, _ := p.Precond.(*statePrecond)
+		var before int
+		if sp != nil {
+			before = sp.fresh
+		}
 		checkAt(t, name+", thinned", res.Solution, teval, res.YEval, stepT, stepY)
+		if sp != nil {
+			t.Logf("%s: %d fresh setups in the replay; %+v", name, sp.fresh-before, res.Solution.ReplayStats())
+		}
 		if rs := res.Solution.ReplayStats(); rs.Steps == 0 || rs.FuncEvals < rs.Steps || rs.Decompositions == 0 {
 			t.Errorf("%s, thinned: replayed %+v, want steps, their evaluations and setups", name, rs)
 		}
