@@ -2,18 +2,28 @@ package flow
 
 import "context"
 
-// reducedFor returns the reduced layer's System when the full layer's run
-// from y0 is exactly the reduced flow: every task in-context and the extra
-// blocks of y0 zero, so that they get exactly zero gradient and stay zero
-// (docs/math.md, "The reduction is exact in context"). Otherwise nil.
-func (s *System) reducedFor(y0 []float64) *System {
-	if !s.Model.Layer.extra() || !s.Data.InContext() {
-		return nil
+// runsReduced reports whether the full layer's run from y0 is exactly the
+// reduced flow: every task in-context and the extra blocks of y0 zero, so
+// that they get exactly zero gradient and stay zero (docs/math.md, "The
+// reduction is exact in context").
+func (s *System) runsReduced(y0 []float64) bool {
+	if !s.Model.Layer.extra() || !s.Data.InContext() || len(y0) != s.n {
+		return false
 	}
 	for _, x := range y0[s.Model.flowLen(s.d):] {
 		if x != 0 {
-			return nil
+			return false
 		}
+	}
+	return true
+}
+
+// reducedFor returns the reduced layer's System that Run integrates for
+// the full layer's run from y0 (runsReduced), or nil. It reports the
+// states and test losses of s (outer).
+func (s *System) reducedFor(y0 []float64) *System {
+	if !s.runsReduced(y0) {
+		return nil
 	}
 	m := s.Model
 	m.Layer = ReducedLayer
@@ -21,25 +31,40 @@ func (s *System) reducedFor(y0 []float64) *System {
 	if err != nil {
 		return nil
 	}
+	red.outer = s
 	return red
 }
 
-// runReduced runs the full layer from y0 as the reduced flow red: the
-// same steps and values as a reduced run, bit for bit, the extra blocks
-// zero in every state, the test losses those of the full layer.
+// testLosses returns the test losses of a state of s (original basis) as
+// Run reports them: those of the full layer whose run s integrates
+// (reducedFor), at the state with zero extra blocks, else s's own
+// (TestLosses).
+func (s *System) testLosses() func(y []float64) (icl, iwl, idg float64) {
+	if s.outer == nil {
+		return s.TestLosses
+	}
+	full := make([]float64, s.outer.n) // the extra blocks stay zero
+	return func(y []float64) (icl, iwl, idg float64) {
+		copy(full, y)
+		return s.outer.TestLosses(full)
+	}
+}
+
+// runReduced runs the full layer from y0 as the reduced flow red, with
+// the settings rs resolved for s (Settings): the same steps and values as
+// a reduced run, bit for bit, the extra blocks zero in every state, the
+// test losses those of the full layer, and the states kept as StateEvery
+// says, so that the run holds no more of them than a run of s would.
 func (s *System) runReduced(ctx context.Context, red *System, y0 []float64, rs RunSettings) (*Trajectory, error) {
 	nr := red.n
 	pad := s.n - nr
-	user := rs.Observer
-	if user != nil {
+	if user := rs.Observer; user != nil {
 		full := make([]float64, s.n)
 		rs.Observer = func(t float64, y []float64, loss float64) error {
 			copy(full, y)
 			return user(t, full, loss)
 		}
 	}
-	tests, every := rs.TestLosses, rs.StateEvery
-	rs.TestLosses, rs.StateEvery = false, 0 // on the full states, below
 	tr, err := red.run(ctx, y0[:nr], rs)
 	if tr == nil {
 		return nil, err
@@ -52,8 +77,7 @@ func (s *System) runReduced(ctx context.Context, red *System, y0 []float64, rs R
 		}
 	}
 	tr.pad = pad
-	rs.TestLosses, rs.StateEvery = tests, every
-	return s.finish(tr, err, rs)
+	return tr, err
 }
 
 // padRows appends pad zeros to each row of n values.

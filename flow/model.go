@@ -88,6 +88,9 @@ type System struct {
 	rotTo        *mat.Dense // Vᵀ
 	// vecs and vecsT are V and Vᵀ row-major (D × D), for rotate.
 	vecs, vecsT []float64
+	// outer is the full layer whose run from zero extra blocks this
+	// reduced System integrates (reducedFor); nil otherwise.
+	outer *System
 }
 
 // NewSystem validates the model against the data.

@@ -43,8 +43,8 @@ func TestRunReportsResolved(t *testing.T) {
 			got.T != tc.want.T || got.Tol != tc.want.Tol || got.Samples != tc.want.Samples || got.Grid != tc.want.Grid {
 			t.Errorf("%+v: resolved %+v, want %+v", tc.rs, got, tc.want)
 		}
-		if s.Settings(tc.rs).Resolved() != tr.Resolved {
-			t.Errorf("%+v: Settings resolves %+v before the run, the run %+v", tc.rs, s.Settings(tc.rs).Resolved(), tr.Resolved)
+		if s.Settings(nil, tc.rs).Resolved() != tr.Resolved {
+			t.Errorf("%+v: Settings resolves %+v before the run, the run %+v", tc.rs, s.Settings(nil, tc.rs).Resolved(), tr.Resolved)
 		}
 	}
 }

@@ -110,7 +110,8 @@ type RunSettings struct {
 	// StopTol > 0 ends the run as soon as L − System.MinLoss() ≤ StopTol
 	// (with T > 0; Status Stopped).
 	StopTol float64
-	// Method is the integrator; nil means MethodFor the system. Run
+	// Method is the integrator; nil means MethodFor the model Run
+	// integrates (System.Settings). Run
 	// resolves every zero default so (Resolve) and reports what it ran with
 	// in Trajectory.Resolved.
 	Method ode.Method
@@ -221,9 +222,23 @@ func (rs RunSettings) Resolved() Resolved {
 	return r
 }
 
-// Settings returns rs resolved for s (RunSettings.Resolve): what Run runs
-// with.
-func (s *System) Settings(rs RunSettings) RunSettings {
+// Settings returns rs resolved for a run of s from y0 (RunSettings.Resolve;
+// a nil y0 is Run's default start): what Run runs with. Where Run
+// integrates the full layer as the reduced flow (in-context data and zero
+// extra blocks in y0), Method is MethodFor the reduced layer, the model
+// that is integrated, and RTol and ATol its defaults; StateEvery still
+// counts the full layer's states, which the Trajectory holds.
+func (s *System) Settings(y0 []float64, rs RunSettings) RunSettings {
+	if rs.Method == nil {
+		m := s.Model
+		if y0 == nil {
+			y0, _ = s.Init(DefaultWInit, DefaultSeed) // valid: a finite w_init ≥ 0
+		}
+		if s.runsReduced(y0) {
+			m.Layer = ReducedLayer
+		}
+		rs.Method = MethodFor(m, s.d, s.Data.Standard())
+	}
 	return rs.Resolve(s.Model, s.d, s.Data.Standard())
 }
 
@@ -381,6 +396,7 @@ func (tr *Trajectory) sample(times []float64, kept []int, tests bool) (states, l
 		}
 	}
 	ye, y := make([]float64, n), make([]float64, stride)
+	testLosses := tr.sys.testLosses()
 	row := 0
 	for i, t := range times {
 		if _, err := tr.dense.At(ye, t); err != nil {
@@ -394,7 +410,7 @@ func (tr *Trajectory) sample(times []float64, kept []int, tests bool) (states, l
 		}
 		tr.sys.FromEigen(dst[:n], ye)
 		if tests {
-			test[0][i], test[1][i], test[2][i] = tr.sys.TestLosses(dst[:n])
+			test[0][i], test[1][i], test[2][i] = testLosses(dst[:n])
 		}
 	}
 	return states, loss, test, nil

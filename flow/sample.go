@@ -102,8 +102,9 @@ func (g Grid) Times(T float64, s int, path *LossPath) []float64 {
 // (FindDrops) and located on the continuous extension, or as events of
 // the second pass. The full layer on in-context data from zero extra
 // blocks is integrated as the reduced flow, which it is exactly (its extra
-// blocks get zero gradient): the reduced layer's run bit for bit, with
-// zero extra blocks in its states.
+// blocks get zero gradient), with the reduced layer's method (Settings):
+// the reduced layer's run bit for bit, with zero extra blocks in its
+// states and the full layer's test losses.
 //
 // A nil y0 is the paper's initialization at its defaults:
 // Init(DefaultWInit, DefaultSeed).
@@ -114,7 +115,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	if err := s.checkState(y0); err != nil {
 		return nil, err
 	}
-	rs = s.Settings(rs)
+	rs = s.Settings(y0, rs)
 	var tr *Trajectory
 	var err error
 	if red := s.reducedFor(y0); red != nil {
@@ -188,10 +189,10 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 		tr.Plateaus = ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
 	}
 	if rs.TestLosses && tr.TestICL == nil && tr.StateIndex == nil {
-		n := s.n
+		n, tests := s.n, s.testLosses()
 		tr.TestICL, tr.TestIWL, tr.TestIDG = make([]float64, len(tr.Times)), make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
 		for i := range tr.Times {
-			tr.TestICL[i], tr.TestIWL[i], tr.TestIDG[i] = s.TestLosses(tr.States[i*n : (i+1)*n])
+			tr.TestICL[i], tr.TestIWL[i], tr.TestIDG[i] = tests(tr.States[i*n : (i+1)*n])
 		}
 	}
 	tr.thinStates(rs.StateEvery)

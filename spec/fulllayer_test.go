@@ -1,8 +1,11 @@
 package spec
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/linattn/linattn/ode"
 )
 
 // TestFullLayerLargeD: the full layer at D = H = 64 under a task law is
@@ -24,5 +27,25 @@ func TestFullLayerLargeD(t *testing.T) {
 	_, err = resolve(parseFlags(t, append(flags[:len(flags)-2], "samples", "2001")...), 4e9, GroupSolver, GroupLaw)
 	if err == nil || !strings.Contains(err.Error(), "needs an estimated 9.0") || !strings.Contains(err.Error(), "4 GB available") {
 		t.Errorf("2001 samples in 4 GB: %v, want a refusal naming the memory needed", err)
+	}
+}
+
+// TestJobResolvesAsRun: the job resolves the settings its run resolves
+// (Job.Resolved, what the sidecar of a train or reduced command records),
+// also where the run of the full layer is the reduced flow: under the
+// in-context law with label noise, MethodFor picks BDF for the full layer
+// but the run integrates the reduced layer, with Auto.
+func TestJobResolvesAsRun(t *testing.T) {
+	t.Parallel()
+	job, err := resolve(parseFlags(t, "layer", "full", "noise", "0.1", "T", "500", "samples", "11"), 1e12, RunGroups()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := job.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.Resolved(); got != tr.Resolved || got.Method.Name() != ode.Auto.Name() {
+		t.Errorf("the job resolves %+v (%s), its run %+v (%s), want Auto", got, got.Method.Name(), tr.Resolved, tr.Resolved.Method.Name())
 	}
 }

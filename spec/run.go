@@ -53,7 +53,7 @@ func (j *Job) RunSettings() flow.RunSettings {
 
 // Resolved returns the settings a run of the job resolves
 // (flow.System.Settings of RunSettings), before it runs.
-func (j *Job) Resolved() flow.Resolved { return j.System.Settings(j.RunSettings()).Resolved() }
+func (j *Job) Resolved() flow.Resolved { return j.System.Settings(j.Y0, j.RunSettings()).Resolved() }
 
 // Record sets the solver's fields that the command reads and that were
 // not given (-T, -tol, -samples, -grid, -method, -rtol, -atol) to what a

@@ -66,7 +66,7 @@ func (job *Job) noteDenseCost() {
 	if !ok {
 		return
 	}
-	def := job.System.Settings(flow.RunSettings{}).Method
+	def := job.System.Settings(job.Y0, flow.RunSettings{}).Method
 	scale := math.Pow(float64(n)/denseRefN, 3)
 	if sec := ref * scale; sec > 60 {
 		job.Notes = append(job.Notes, fmt.Sprintf("-method %s factors dense n × n matrices, n = %d here: (n/%d)³ = %.3g times the work of -spectrum power:1 -D 8 (%.2g s here), so expect ≈ %s or more; -method %s, the default here, does not",
