@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-
-	"github.com/linattn/linattn/ode"
 )
 
 // DefaultSamples is the number of output times of Run without Times (and
@@ -205,10 +203,11 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 // a second pass. A run that fails returns the samples a recorder kept at
 // its accepted steps.
 func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
-	recMax := rs.Samples // the samples of a run that fails: as many as the states kept
+	out := rs.Samples // the states kept
 	if kept := keptStates(rs.Samples, rs.StateEvery); kept != nil {
-		recMax = max(2, len(kept))
+		out = len(kept)
 	}
+	recMax := max(2, out) // the samples of a run that fails: as many as the states kept
 	rec := newRecorder(s, recMax, y0, s.Loss(y0))
 	user := rs.Observer
 	rs.Observer = func(t float64, y []float64, loss float64) error {
@@ -219,19 +218,7 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 		return nil
 	}
 	rs.Times = []float64{0}
-	if rs.DenseBytes == 0 {
-		rs.DenseBytes = DefaultDenseBytes
-	}
-	switch rs.Method.Family() {
-	case ode.Multistep:
-		if s.Preconditioner() != nil {
-			out := rs.Samples // the output states
-			if kept := keptStates(rs.Samples, rs.StateEvery); kept != nil {
-				out = len(kept)
-			}
-			rs.DenseBytes = min(rs.DenseBytes, BDFKeptStates*max(out, bdfMinSamples)*s.n*8)
-		}
-	}
+	rs.DenseBytes = denseBound(rs, s.Model, s.d, s.Data.Standard(), out)
 	tr, err := s.pass(ctx, y0, rs, s.levels())
 	if tr == nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -100,11 +99,11 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 	}
 	job := &Job{Spec: s.Spec, Inputs: map[string]output.Input{}, groups: append([]Group{GroupProblem}, groups...)}
 	job.MemoryBytes = s.estimateBytes(reads)
-	if job.MemoryBytes > memoryLimit {
-		return nil, fmt.Errorf("-D = %d, -H = %d: the job needs an estimated %s, more than the %s available; lower -D, -H, -R or -samples",
-			s.D, s.H, formatBytes(job.MemoryBytes), formatBytes(memoryLimit))
+	if err := s.checkMemory(job.MemoryBytes); err != nil {
+		return nil, err
 	}
-	// Build: everything cheap is validated, memory is known to suffice.
+	// Build: everything cheap is validated, the System's memory is known
+	// to suffice.
 	if err := job.build(s); err != nil {
 		return nil, err
 	}
@@ -117,17 +116,41 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 		job.Method, _ = ode.MethodByName(s.Method)
 	}
 	if reads[GroupSolver] {
-		if err := job.checkDenseMethod(); err != nil {
+		if err := job.checkRun(s); err != nil {
 			return nil, err
-		}
-		job.noteDenseCost()
-		if s.T == 0 {
-			if err := job.checkEscape(); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return job, nil
+}
+
+// checkMemory refuses a job that needs more than the memory available.
+func (s *resolver) checkMemory(need float64) error {
+	if need > s.memoryLimit {
+		return fmt.Errorf("-D = %d, -H = %d: the job needs an estimated %s, more than the %s available; lower -D, -H, -R or -samples",
+			s.D, s.H, formatBytes(need), formatBytes(s.memoryLimit))
+	}
+	return nil
+}
+
+// checkRun validates the run of a built job: its method, and its memory
+// (runBytes) with the problem's; it notes a slow method or start.
+func (job *Job) checkRun(s *resolver) error {
+	if err := job.checkDenseMethod(); err != nil {
+		return err
+	}
+	// The continuous extension grows with the run's steps up to its bound
+	// (DenseBudget: an eighth of the memory, at least
+	// flow.DefaultDenseBytes); the steps are not known in advance, so it
+	// counts an eighth of the memory, its share where memory is ample.
+	job.MemoryBytes += job.runBytes(int(s.memoryLimit / 8))
+	if err := s.checkMemory(job.MemoryBytes); err != nil {
+		return err
+	}
+	job.noteDenseCost()
+	if s.T == 0 {
+		return job.checkEscape()
+	}
+	return nil
 }
 
 // checkDenseMethod refuses the methods that factor dense matrices of the
@@ -509,33 +532,15 @@ func (j *Job) readNPY(field string, path *string) ([]float64, []int, error) {
 	return data, shape, nil
 }
 
-// estimateBytes is the peak memory of the job: the eigenvectors and their
-// rotations, the state and the integrator's stages, and the output, which
-// holds every sample twice (the trajectory and its arrays).
+// estimateBytes is the peak memory of the job's problem, before its
+// System is built: the eigenvectors and their rotations, the System's
+// vectors and the start, the moments of the layer's features and the
+// landscape's Jacobians. The run's is added when the System is built
+// (runBytes).
 func (s *resolver) estimateBytes(reads map[Group]bool) float64 {
-	d, h, r := float64(s.D), float64(s.H), float64(s.R)
-	var n float64
-	if s.Model == "merged" {
-		n = h + h*d*d
-	} else {
-		n = h + 2*h*r*d
-	}
-	if s.Layer == "full" { // the extra blocks (flow.Model.StateLen)
-		if s.Model == "merged" {
-			n += 2 * h * d
-		} else {
-			n += h*d + h*r
-		}
-	}
-	words := 6*d*d + 40*n
-	if s.Layer == "full" && n > ode.MaxDenseDim {
-		words += (flow.DeflateSteps + 1) * n // BDF's deflation preconditioner (flow.System.Preconditioner)
-	}
-	if reads[GroupSolver] {
-		perSample := 2*n + d*d + h*r*d + 1
-		samples := cmp.Or(s.Samples, flow.DefaultSamples) // the flow's default (RunSettings.Resolve)
-		words += float64(samples) * perSample
-	}
+	d := float64(s.D)
+	n := float64(s.flowModel().StateLen(s.D))
+	words := 6*d*d + 4*n
 	if reads[GroupLaw] && s.Layer != "reduced" {
 		layer, _ := flow.LayerByName(s.Layer)
 		words += flow.MomentBytes(layer, s.D) / 8 // the moments of the layer's features
@@ -546,6 +551,19 @@ func (s *resolver) estimateBytes(reads map[Group]bool) float64 {
 		words += 3*n*n + math.Exp2(d)*n
 	}
 	return 8 * words
+}
+
+// runBytes is the peak memory of the job's run with its continuous
+// extension bounded by denseBytes (flow.System.RunBytes), and of the
+// arrays linattn writes from it: with each state kept a copy of it, its
+// map M (D²) and, for the separate model, its key alignment (HRD).
+func (j *Job) runBytes(denseBytes int) float64 {
+	rs := j.RunSettings()
+	rs.DenseBytes = denseBytes
+	m := j.System.RunBytes(j.Y0, rs)
+	d, mo := j.System.Dim(), j.System.Model
+	perState := j.System.Len() + d*d + mo.H*mo.R*d
+	return m.Total() + 8*float64(m.Kept)*float64(perState)
 }
 
 // orList writes "a, b or c".

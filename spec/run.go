@@ -135,8 +135,11 @@ func gridName(g flow.Grid) string { return gridNames()[g-flow.GridDrops] }
 // keeps 0.13 GB and D = 32 1.6 GB under Auto; beyond the bound the ROCK4
 // steps are thinned and only runs of explicit steps need the second pass.
 // BDF's runs keep less (flow.BDFKeptStates).
-func DenseBudget() int {
-	return max(flow.DefaultDenseBytes, int(AvailableMemory()/8))
+func DenseBudget() int { return denseBudget(AvailableMemory()) }
+
+// denseBudget is DenseBudget with available bytes of memory.
+func denseBudget(available float64) int {
+	return max(flow.DefaultDenseBytes, int(available/8))
 }
 
 // TestLossesMatter reports whether the layer or the task law go beyond the

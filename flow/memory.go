@@ -1,0 +1,128 @@
+package flow
+
+import (
+	"cmp"
+
+	"github.com/linattn/linattn/ode"
+)
+
+// RunMemory is the memory a run holds at its peak, by part, in bytes
+// (System.RunBytes): an upper estimate from the sizes Run allocates, for
+// a caller to check against the memory available before it runs. The
+// System itself (its moments: MomentBytes) is not counted.
+type RunMemory struct {
+	// Kept is the number of output states the Trajectory holds
+	// (StateEvery), States their bytes. A first pass records as many of
+	// its accepted steps besides, for a run that fails (Recorder).
+	Kept             int
+	States, Recorder float64
+	// Samples holds the output times, the loss and the three test losses.
+	Samples float64
+	// Dense bounds the continuous extension a pass keeps (DenseBytes;
+	// BDFKeptStates times the states kept for BDF with a preconditioner).
+	Dense float64
+	// Solver is the integrator's vectors of the state's length and, for
+	// the methods that factor the iteration matrix densely, its n × n
+	// matrices.
+	Solver float64
+	// Precond is BDF's preconditioner and Krylov its GMRES's basis.
+	Precond, Krylov float64
+}
+
+// Total returns the sum of the parts.
+func (m RunMemory) Total() float64 {
+	return m.States + m.Recorder + m.Samples + m.Dense + m.Solver + m.Precond + m.Krylov
+}
+
+// The integrator's work vectors of the state's length: DOP853's 12
+// stages and its dense output's 8 coefficients, ROCK4's 4 stages and an
+// Auto method holding both, or BDF's Nordsieck array (6), its 5 dense
+// output vectors and a dozen of Newton's, with the Integrator's own, are
+// at most solverVectors.
+const solverVectors = 40
+
+// Krylov spaces of BDF's GMRES (ode's gmres): gmresKrylov vectors (CVODE's
+// default maxl = 5) unless the preconditioner asks for more
+// (ode.KrylovSpacer: deflateKrylov for the deflation preconditioner);
+// GMRES holds 2·maxl + 1 vectors of the state's length.
+const gmresKrylov = 5
+
+// RunBytes returns the memory a run of s from y0 with the settings rs
+// holds at its peak (RunMemory), for the settings as Run resolves them
+// (Settings) and the system it integrates: the reduced layer's where
+// the full layer's run is the reduced flow, with the full layer's states.
+func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
+	if y0 == nil {
+		y0, _ = s.Init(DefaultWInit, DefaultSeed) // valid: a finite w_init ≥ 0
+	}
+	rs = s.Settings(y0, rs)
+	run := s.Model // the model integrated
+	if s.runsReduced(y0) {
+		run.Layer = ReducedLayer
+	}
+	n, ni := float64(s.n), float64(run.StateLen(s.d))
+	samples := max(rs.Samples, len(rs.Times))
+	m := RunMemory{Kept: samples, Samples: 8 * 5 * float64(samples)}
+	if kept := keptStates(samples, rs.StateEvery); kept != nil {
+		m.Kept = len(kept)
+	}
+	m.States = 8 * float64(m.Kept) * n
+	first := rs.Times == nil && (rs.T == 0 || rs.Grid == GridDrops) // firstPass
+	if first {
+		m.Recorder = m.States
+		m.Dense = float64(denseBound(rs, run, s.d, s.Data.Standard(), m.Kept))
+	} else if rs.Times != nil {
+		m.Dense = float64(rs.DenseBytes)
+	}
+	m.Solver = 8 * solverVectors * ni
+	switch rs.Method.Family() {
+	case ode.DenseImplicit:
+		m.Solver += 8 * 6 * ni * ni // Radau5's J, E₁ and the 2n × 2n E₂; Rodas5P's 2n²
+	case ode.Multistep:
+		maxl := gmresKrylov
+		switch precondOf(run, s.d, s.Data.Standard()) {
+		case deflatePreconditioner:
+			m.Precond, maxl = 8*float64(min(DeflateSteps, int(ni))+1)*ni, deflateKrylov
+		case blockPreconditioner:
+			m.Precond = 8 * (2*precondMaxBlock + 12) * ni // a block's LU and J, a dozen vectors
+		default:
+			m.Solver += 8 * 2 * ni * ni // ode's dense LU: J and I − γJ
+		}
+		m.Krylov = 8 * float64(2*maxl+1) * ni
+	}
+	return m
+}
+
+// denseBound is the bound on the continuous extension of the first pass
+// of a run of model m with the settings rs (firstPass), whose states kept
+// are out: DenseBytes (0: DefaultDenseBytes) and, for BDF with a
+// preconditioner, BDFKeptStates times the output's states.
+func denseBound(rs RunSettings, m Model, d int, standard bool, out int) int {
+	dense := cmp.Or(rs.DenseBytes, DefaultDenseBytes)
+	if rs.Method.Family() == ode.Multistep && precondOf(m, d, standard) != noPreconditioner {
+		dense = min(dense, BDFKeptStates*max(out, bdfMinSamples)*m.StateLen(d)*8)
+	}
+	return dense
+}
+
+// preconditioner is the kind of preconditioner System.Preconditioner
+// gives BDF.
+type preconditioner int
+
+const (
+	noPreconditioner      preconditioner = iota
+	deflatePreconditioner                // the full layer beyond ode.MaxDenseDim
+	blockPreconditioner                  // the separate model's in-context flow
+)
+
+// precondOf returns the kind of System.Preconditioner of model m at
+// dimension d, under the paper's task (standard) or another law.
+func precondOf(m Model, d int, standard bool) preconditioner {
+	switch {
+	case m.Layer.extra() && m.StateLen(d) > ode.MaxDenseDim:
+		return deflatePreconditioner
+	case m.Kind == Separate && !m.Layer.extra() && standard:
+		return blockPreconditioner
+	}
+	return noPreconditioner
+}
