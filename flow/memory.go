@@ -1,10 +1,6 @@
 package flow
 
-import (
-	"cmp"
-
-	"github.com/linattn/linattn/ode"
-)
+import "github.com/linattn/linattn/ode"
 
 // RunMemory is the memory a run holds at its peak, by part, in bytes
 // (System.RunBytes): an upper estimate from the sizes Run allocates, for
@@ -95,10 +91,10 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 
 // denseBound is the bound on the continuous extension of the first pass
 // of a run of model m with the settings rs (firstPass), whose states kept
-// are out: DenseBytes (0: DefaultDenseBytes) and, for BDF with a
+// are out: DenseBytes (resolved: Resolve) and, for BDF with a
 // preconditioner, BDFKeptStates times the output's states.
 func denseBound(rs RunSettings, m Model, d int, standard bool, out int) int {
-	dense := cmp.Or(rs.DenseBytes, DefaultDenseBytes)
+	dense := rs.DenseBytes
 	if rs.Method.Family() == ode.Multistep && precondOf(m, d, standard) != noPreconditioner {
 		dense = min(dense, BDFKeptStates*max(out, bdfMinSamples)*m.StateLen(d)*8)
 	}

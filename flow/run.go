@@ -175,8 +175,8 @@ type Resolved struct {
 // on data of dimension d, under the paper's task (standard:
 // law.Data.Standard) or another law: Method (MethodFor), RTol and ATol
 // (DefaultTolerances of Method), Tol with T = 0 (DefaultTol), Samples
-// without Times (DefaultSamples), MaxSteps (DefaultMaxSteps) and
-// StateEvery from StateBytes. Each default is defined here alone;
+// and DenseBytes without Times (DefaultSamples, DefaultDenseBytes),
+// MaxSteps (DefaultMaxSteps) and StateEvery from StateBytes. Each default is defined here alone;
 // System.Run resolves its settings so.
 func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
 	if rs.Method == nil {
@@ -194,6 +194,9 @@ func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
 	}
 	if rs.Times == nil && rs.Samples == 0 {
 		rs.Samples = DefaultSamples
+	}
+	if rs.Times == nil && rs.DenseBytes == 0 {
+		rs.DenseBytes = DefaultDenseBytes
 	}
 	if rs.MaxSteps == 0 {
 		rs.MaxSteps = DefaultMaxSteps

@@ -24,7 +24,8 @@ type GDSettings struct {
 	// taken at the step nearest to it (t = 2ητ·step, repeats dropped);
 	// Times, if not nil, are the output times instead. The drops grid is
 	// placed from the loss of every step: the weights of every step are
-	// kept within KeepBytes (0: flow.DefaultDenseBytes), else the
+	// kept within KeepBytes (0: flow.DefaultDenseBytes, as
+	// flow.RunSettings.DenseBytes), else the
 	// deterministic descent is repeated for the steps chosen.
 	Samples   int
 	Grid      flow.Grid
@@ -252,19 +253,16 @@ func (t *Trainer) checkGD(theta0 []float64, gs *GDSettings) error {
 	if gs.Steps < 1 {
 		return fmt.Errorf("train: Steps = %d, want ≥ 1", gs.Steps)
 	}
-	if gs.Samples == 0 {
-		gs.Samples = flow.DefaultSamples
-	}
-	if gs.Samples < 2 {
+	// The defaults of the output grid are flow's (flow.RunSettings.Resolve).
+	rs := t.resolve(flow.RunSettings{Samples: gs.Samples, Times: gs.Times, DenseBytes: gs.KeepBytes})
+	gs.Samples, gs.KeepBytes = rs.Samples, rs.DenseBytes
+	if gs.Times == nil && gs.Samples < 2 {
 		return fmt.Errorf("train: Samples = %d, want S ≥ 2 output times (0: %d)", gs.Samples, flow.DefaultSamples)
 	}
 	for i, tt := range gs.Times {
 		if !(tt >= 0 && tt <= t.Time(gs.LR, gs.Steps)) || (i > 0 && tt < gs.Times[i-1]) {
 			return fmt.Errorf("train: Times[%d] = %g, want increasing times in [0, 2ητ·Steps = %g]", i, tt, t.Time(gs.LR, gs.Steps))
 		}
-	}
-	if gs.KeepBytes == 0 {
-		gs.KeepBytes = flow.DefaultDenseBytes
 	}
 	return nil
 }

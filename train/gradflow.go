@@ -21,10 +21,10 @@ type FlowSettings struct {
 	Grid       flow.Grid
 	Times      []float64
 	DenseBytes int
-	// Method is the integrator (nil: ode.Auto, DOP853 switching to ROCK4
-	// where the flow is stiff, as package flow); RTol, ATol its tolerances
-	// (0: flow.DefaultTolerances' values); MaxSteps bounds its attempts (0:
-	// flow.DefaultMaxSteps).
+	// Method is the integrator, RTol and ATol its tolerances, MaxSteps
+	// bounds its attempts; zero values are flow's defaults for the model
+	// and law (flow.RunSettings.Resolve: flow.MethodFor,
+	// flow.DefaultTolerances, flow.DefaultMaxSteps).
 	Method     ode.Method
 	RTol, ATol float64
 	MaxSteps   int
@@ -45,15 +45,13 @@ type FlowSettings struct {
 // computed), and the settings it resolved (flow.Trajectory.Resolved).
 // With the moments path every evaluation costs the same whatever P.
 func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (tr *flow.Trajectory, err error) {
-	if err := t.checkFlow(theta0, &fs); err != nil {
+	rs, err := t.checkFlow(theta0, &fs)
+	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if tr != nil {
-			tr.Resolved = flow.Resolved{Method: fs.Method, RTol: fs.RTol, ATol: fs.ATol, T: fs.T, Samples: fs.Samples, Grid: fs.Grid}
-			if fs.Times != nil {
-				tr.Resolved.Samples = 0
-			}
+			tr.Resolved = rs.Resolved()
 		}
 	}()
 	if fs.Times != nil || fs.Grid != flow.GridDrops || fs.Samples < 4 {
@@ -91,44 +89,38 @@ func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (
 	return tr, err
 }
 
-func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) error {
+// checkFlow validates fs and resolves its zero values as flow does
+// (flow.RunSettings.Resolve, for the trainer's model and law), returning
+// the flow's settings they map onto.
+func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) (flow.RunSettings, error) {
+	rs := t.resolve(flow.RunSettings{T: fs.T, Samples: fs.Samples, Grid: fs.Grid, Times: fs.Times, Method: fs.Method,
+		RTol: fs.RTol, ATol: fs.ATol, MaxSteps: fs.MaxSteps, DenseBytes: fs.DenseBytes})
+	fs.Samples, fs.Method, fs.RTol, fs.ATol, fs.MaxSteps, fs.DenseBytes = rs.Samples, rs.Method, rs.RTol, rs.ATol, rs.MaxSteps, rs.DenseBytes
 	if err := t.checkGD(theta0, &GDSettings{LR: 1, Steps: 1}); err != nil {
-		return err
+		return rs, err
 	}
 	if !(fs.T > 0) || math.IsInf(fs.T, 0) {
-		return fmt.Errorf("train: T = %g, want a finite final time > 0", fs.T)
+		return rs, fmt.Errorf("train: T = %g, want a finite final time > 0", fs.T)
 	}
 	if t.cfg.Batch > 0 {
-		return fmt.Errorf("train: the gradient flow is of the full training loss; Batch = %d is for SGD", t.cfg.Batch)
+		return rs, fmt.Errorf("train: the gradient flow is of the full training loss; Batch = %d is for SGD", t.cfg.Batch)
 	}
-	if fs.Samples == 0 {
-		fs.Samples = flow.DefaultSamples
-	}
-	if fs.Samples < 2 {
-		return fmt.Errorf("train: Samples = %d, want S ≥ 2 output times (0: %d)", fs.Samples, flow.DefaultSamples)
+	if fs.Times == nil && fs.Samples < 2 {
+		return rs, fmt.Errorf("train: Samples = %d, want S ≥ 2 output times (0: %d)", fs.Samples, flow.DefaultSamples)
 	}
 	for i, tt := range fs.Times {
 		if !(tt >= 0 && tt <= fs.T) || (i > 0 && tt < fs.Times[i-1]) {
-			return fmt.Errorf("train: Times[%d] = %g, want increasing times in [0, T = %g]", i, tt, fs.T)
+			return rs, fmt.Errorf("train: Times[%d] = %g, want increasing times in [0, T = %g]", i, tt, fs.T)
 		}
 	}
-	if fs.Method == nil {
-		fs.Method = ode.Auto
-	}
-	rtol, atol := flow.DefaultTolerances(fs.Method)
-	if fs.RTol == 0 {
-		fs.RTol = rtol
-	}
-	if fs.ATol == 0 {
-		fs.ATol = atol
-	}
-	if fs.MaxSteps == 0 {
-		fs.MaxSteps = flow.DefaultMaxSteps
-	}
-	if fs.DenseBytes == 0 {
-		fs.DenseBytes = flow.DefaultDenseBytes
-	}
-	return nil
+	return rs, nil
+}
+
+// resolve fills the zero values of rs with flow's defaults for the
+// trainer's model and law (flow.RunSettings.Resolve).
+func (t *Trainer) resolve(rs flow.RunSettings) flow.RunSettings {
+	m := t.cfg.Model
+	return rs.Resolve(m.Model, m.D, t.cfg.Data.Standard())
 }
 
 // flowPass integrates once to fs.T, reaching times, keeping the
