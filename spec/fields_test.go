@@ -133,7 +133,10 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"grid", "cubic"}, `-grid = "cubic", want drops, lin or log`},
 		{[]string{"method", "rk4"}, `-method = "rk4", want auto, bdf, rock4, rodas5p, radau5, dop853, dp5 or tsit5`},
 		{[]string{"rtol", "1"}, "-rtol = 1, want a relative tolerance in (0, 1)"},
-		{[]string{"atol", "-1"}, "-atol = -1, want a finite absolute tolerance ≥ 0"},
+		{[]string{"atol", "-1"}, "-atol = -1, want a finite absolute tolerance > 0"},
+		// Zero would be the flow's default, not a purely relative tolerance.
+		{[]string{"atol", "0"}, "-atol = 0, want a finite absolute tolerance > 0"},
+		{[]string{"rtol", "0"}, "-rtol = 0, want a relative tolerance in (0, 1)"},
 		{[]string{"D", "11", "spectrum", "power:1"}, "-D = 11: the stability of all 2^D fixed points needs D ≤ 10"},
 		{[]string{"D", "25", "spectrum", "power:1", "stability", "false"}, "-D = 25: the separate model's landscape has 2^D fixed points; want D ≤ 24"},
 		{[]string{"align", "0"}, "-align = 0, want an alignment in (0, 1)"},
@@ -191,7 +194,7 @@ func TestFieldRanges(t *testing.T) {
 	}
 	// Values at the edges of the ranges are accepted.
 	for _, flags := range [][]string{
-		{"nu", "1"}, {"R", "4"}, {"T", "0"}, {"atol", "0"}, {"samples", "2"}, {"points", "2"}, {"icl", "0"},
+		{"nu", "1"}, {"R", "4"}, {"T", "0"}, {"atol", "5e-324"}, {"samples", "2"}, {"points", "2"}, {"icl", "0"},
 		{"test", "0"}, {"batch", "10000"}, {"ntp-max", "1"}, {"spectrum", "power:0", "D", "10"},
 		{"icl", "0", "w0", "1,2,3,4,5,6,7,8"}, {"icl", "0.5", "tasks", "16"},
 	} {

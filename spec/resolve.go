@@ -379,8 +379,10 @@ func (s *resolver) resolveMethod() error {
 	if s.Given("rtol") && !(s.RTol > 0 && s.RTol < 1) {
 		return fmt.Errorf("-rtol = %g, want a relative tolerance in (0, 1)", s.RTol)
 	}
-	if s.Given("atol") && (!(s.ATol >= 0) || math.IsInf(s.ATol, 0)) {
-		return fmt.Errorf("-atol = %g, want a finite absolute tolerance ≥ 0", s.ATol)
+	// A zero tolerance would be the flow's default (flow.RunSettings), not
+	// a purely relative one: refused.
+	if s.Given("atol") && (!(s.ATol > 0) || math.IsInf(s.ATol, 0)) {
+		return fmt.Errorf("-atol = %g, want a finite absolute tolerance > 0", s.ATol)
 	}
 	return nil
 }

@@ -229,7 +229,7 @@ var fields = []Field{
 		ptr: func(s *Spec) any { return &s.Method }},
 	{Name: "rtol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "relative tolerance in (0, 1)", Default: num(flow.DefaultRTol), DefaultNote: tightFor(flow.ExplicitRTol, func(m ode.Method) float64 { r, _ := flow.DefaultTolerances(m); return r }),
 		ptr: func(s *Spec) any { return &s.RTol }},
-	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance ≥ 0, finite", Default: num(flow.DefaultATol), DefaultNote: tightFor(flow.ExplicitATol, func(m ode.Method) float64 { _, a := flow.DefaultTolerances(m); return a }),
+	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance > 0, finite", Default: num(flow.DefaultATol), DefaultNote: tightFor(flow.ExplicitATol, func(m ode.Method) float64 { _, a := flow.DefaultTolerances(m); return a }),
 		ptr: func(s *Spec) any { return &s.ATol }},
 
 	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",

@@ -113,6 +113,7 @@ var goldenCases = []goldenCase{
 		{"run", "-N", "3", "-nu", "0.5", "-o", "DIR/x.npz"},
 		{"run", "-samples", "1", "-o", "DIR/x.npz"},
 		{"run", "-method", "rk4", "-o", "DIR/x.npz"},
+		{"run", "-atol", "0", "-o", "DIR/x.npz"},
 		{"train", "-nu", "0.1", "-o", "DIR/x.npz"},
 		{"landscape", "-D", "30", "-spectrum", "power:1", "-o", "DIR/x.npz"},
 		{"reduced", "-align", "1", "-o", "DIR/x.npz"},
