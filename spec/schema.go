@@ -174,8 +174,15 @@ func (f *Field) ReadBy(groups []Group) bool {
 	return false
 }
 
-// Fields returns every field, in the order of -h and of the JSON output.
-func Fields() []Field { return slices.Clone(fields) }
+// Fields returns a copy of every field, in the order of -h and of the
+// JSON output.
+func Fields() []Field {
+	out := make([]Field, len(fields))
+	for i, f := range fields {
+		out[i] = f.clone()
+	}
+	return out
+}
 
 // fields is the table behind Fields.
 //
@@ -301,14 +308,30 @@ var fields = []Field{
 		ptr: func(s *Spec) any { return &s.GD }},
 }
 
-// Lookup returns the field called name.
+// Lookup returns a copy of the field called name.
 func Lookup(name string) (*Field, bool) {
+	f := lookup(name)
+	if f == nil {
+		return nil, false
+	}
+	c := f.clone()
+	return &c, true
+}
+
+// lookup returns the field called name in the table, or nil.
+func lookup(name string) *Field {
 	for i := range fields {
 		if fields[i].Name == name {
-			return &fields[i], true
+			return &fields[i]
 		}
 	}
-	return nil, false
+	return nil
+}
+
+// clone returns a copy of f with its own slices.
+func (f Field) clone() Field {
+	f.Alternatives, f.Also = slices.Clone(f.Alternatives), slices.Clone(f.Also)
+	return f
 }
 
 // InContext reports whether every sequence of the spec's task law draws
@@ -345,8 +368,7 @@ func (s *Spec) Mark(name string) {
 // Clear sets the field called name to its zero value, not given.
 func (s *Spec) Clear(name string) {
 	delete(s.given, name)
-	f, _ := Lookup(name)
-	zero(f.ptr(s))
+	zero(lookup(name).ptr(s))
 }
 
 func zero(p any) {
@@ -433,8 +455,8 @@ func Parse(data []byte) (*Spec, error) {
 		if k == output.MetaKey {
 			continue
 		}
-		f, ok := Lookup(k)
-		if !ok {
+		f := lookup(k)
+		if f == nil {
 			return nil, fmt.Errorf("spec: unknown field %q (known: %s)", k, strings.Join(Names(), ", "))
 		}
 		raw := obj[k]
@@ -508,8 +530,8 @@ func (s *Spec) MarshalJSON() ([]byte, error) {
 // Text returns the value of the field called name as a command line
 // writes it, or "" when it was not given.
 func (s *Spec) Text(name string) string {
-	f, ok := Lookup(name)
-	if !ok || !s.given[name] {
+	f := lookup(name)
+	if f == nil || !s.given[name] {
 		return ""
 	}
 	switch p := f.ptr(s).(type) {
@@ -536,8 +558,8 @@ func (s *Spec) Text(name string) string {
 // SetText parses the value of the field called name as a command line
 // gives it (a list comma-separated) and marks the field given.
 func (s *Spec) SetText(name, text string) error {
-	f, ok := Lookup(name)
-	if !ok {
+	f := lookup(name)
+	if f == nil {
 		return fmt.Errorf("no field %q", name)
 	}
 	text = strings.TrimSpace(text)

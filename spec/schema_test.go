@@ -163,3 +163,23 @@ func TestDecodeObjectErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupCopies: the fields Lookup and Fields return are copies: a
+// caller that changes one, its slices included, changes nothing of the
+// table.
+func TestLookupCopies(t *testing.T) {
+	t.Parallel()
+	f, _ := spec.Lookup("N")
+	f.Default, f.Alternatives[0] = "7", "white"
+	all := spec.Fields()
+	for i := range all {
+		if all[i].Name == "eigs" {
+			all[i].Alternatives[0], all[i].Usage = "N", ""
+		}
+	}
+	g, _ := spec.Lookup("N")
+	e, _ := spec.Lookup("eigs")
+	if g.Default != "31" || g.Alternatives[0] != "nu" || e.Alternatives[0] != "spectrum" || e.Usage == "" {
+		t.Errorf("the table changed: N %q %v, eigs %v %q", g.Default, g.Alternatives, e.Alternatives, e.Usage)
+	}
+}
