@@ -55,13 +55,20 @@ func (job *Job) checkEscape() error {
 // n × n (and 2n × 2n) matrices times 1.23 as many steps.
 const denseRefN = 136
 
-var denseRefSeconds = map[ode.Method]float64{ode.Radau5: 4.3, ode.Rodas5P: 2.1}
+// denseRefSeconds are the reference times by method name (ode.Method's
+// Name, not its identity: the method values may be reassigned).
+func denseRefSeconds() map[string]float64 {
+	return map[string]float64{ode.Radau5.Name(): 4.3, ode.Rodas5P.Name(): 2.1}
+}
 
 // noteDenseCost notes, before a run with a dense method (Radau5, Rodas5P)
 // on a state much larger than docs' D ≤ 8, the time its factorizations
 // alone take, scaled as n³ from the reference run: above a minute.
 func (job *Job) noteDenseCost() {
-	ref, ok := denseRefSeconds[job.Method] // nil, the flow's choice: none of these
+	if job.Method == nil { // the flow's choice: none of these
+		return
+	}
+	ref, ok := denseRefSeconds()[job.Method.Name()]
 	n := job.System.Len()
 	if !ok {
 		return
