@@ -141,13 +141,18 @@ func (s *System) ProblemMeta() output.ProblemMeta {
 }
 
 // SolverMeta describes the run for a sidecar: the method and tolerances
-// it resolved (Resolved), the work it did (Stats) and where it ended.
+// it resolved (Resolved; no method's name where there is none, as in a
+// Trajectory not made by Run), the work it did (Stats) and where it ended.
 func (tr *Trajectory) SolverMeta() *output.SolverMeta {
 	r, st := tr.Resolved, tr.Stats
 	by := make([]output.MethodMeta, len(st.PerMethod))
 	for i, pm := range st.PerMethod {
 		by[i] = output.MethodMeta{Method: pm.Name, Steps: pm.Steps, Rejected: pm.Rejected, FuncEvals: pm.FuncEvals}
 	}
-	return &output.SolverMeta{Method: r.Method.Name(), RTol: r.RTol, ATol: r.ATol, Steps: st.Steps, FuncEvals: st.FuncEvals,
+	method := ""
+	if r.Method != nil {
+		method = r.Method.Name()
+	}
+	return &output.SolverMeta{Method: method, RTol: r.RTol, ATol: r.ATol, Steps: st.Steps, FuncEvals: st.FuncEvals,
 		Rejected: st.Rejected, TEnd: tr.FinalT, ByMethod: by, Switches: st.Switches}
 }
