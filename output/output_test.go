@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -123,6 +124,30 @@ func TestOpenRefuses(t *testing.T) {
 	} {
 		if _, err := output.Open(path); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", filepath.Base(path), err, want)
+		}
+	}
+}
+
+// TestReadSidecarTrailing: a sidecar with anything but white space after
+// its object is refused; trailing white space is not.
+func TestReadSidecarTrailing(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	body := `{"seed": 7, "meta": {"program": "` + output.Program + `"}}`
+	for i, tc := range []struct {
+		tail string
+		ok   bool
+	}{{"\n", true}, {" \n\t", true}, {"x", false}, {"{}", false}, {"\n]", false}} {
+		npz := filepath.Join(dir, strconv.Itoa(i)+".npz")
+		if err := os.WriteFile(output.SidecarPath(npz), []byte(body+tc.tail), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sc, _, err := output.ReadSidecar(npz)
+		switch {
+		case tc.ok && (err != nil || string(sc.Spec) != `{"seed":7}`):
+			t.Errorf("tail %q: %v, spec %s", tc.tail, err, sc.Spec)
+		case !tc.ok && err == nil:
+			t.Errorf("tail %q accepted", tc.tail)
 		}
 	}
 }

@@ -193,7 +193,8 @@ func ReadSidecar(npz string) (*Sidecar, []byte, error) {
 }
 
 // parseSidecar decodes a sidecar: the meta, and the spec's members as
-// they stand, in their order (package spec decodes them).
+// they stand, in their order (package spec decodes them). Anything but
+// white space after the object is refused.
 func parseSidecar(b []byte) (*Sidecar, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
@@ -225,6 +226,12 @@ func parseSidecar(b []byte) (*Sidecar, error) {
 		if err := json.Compact(spec, raw); err != nil {
 			return nil, err
 		}
+	}
+	if _, err := dec.Token(); err != nil { // the object's '}'
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("data after the JSON object at byte %d", dec.InputOffset())
 	}
 	if meta == nil || meta.Program != Program {
 		return nil, fmt.Errorf("no meta.program %q", Program)

@@ -232,7 +232,7 @@ func (s *resolver) resolveSpectrum() error {
 	}
 	s.def("eigvecs")
 	if s.Eigvecs == "random" {
-		s.Eigvecs = "random:1" // -eigvecs' usage: random is Haar with seed 1
+		s.Eigvecs = lookup("eigvecs").Default // -eigvecs' usage: random is the default's Haar rotation
 	}
 	return nil
 }

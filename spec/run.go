@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
@@ -35,7 +36,7 @@ func ReadFile(path string) (*Spec, error) {
 // RunSettings returns the flow's settings of the job: -T, -tol,
 // -samples, -grid, -method, -rtol, -atol and -state-every where given, and
 // zero, the flow's defaults (flow.RunSettings.Resolve), elsewhere; the
-// states within 160 MB unless -state-every is given; the exact test losses
+// states within stateBudget unless -state-every is given; the exact test losses
 // where the layer or the law go beyond the paper's (TestLossesMatter); and
 // a continuous extension of at most an eighth of the available memory
 // (DenseBudget).
@@ -101,9 +102,24 @@ func record(sp *Spec, groups []Group, r flow.Resolved) {
 const stateBudget = 160 << 20
 
 // DefaultStateEvery is the least K ≥ 1 that keeps the states (n values
-// each) of every K-th of samples output times within 160 MB, the stride a
-// run takes without -state-every (flow.StateStride).
+// each) of every K-th of samples output times within stateBudget, the
+// stride a run takes without -state-every (flow.StateStride).
 func DefaultStateEvery(samples, n int) int { return flow.StateStride(samples, n, stateBudget) }
+
+// stateEveryNote is -state-every's default as its usage states it, with
+// the largest D at which the separate model's reduced layer at H = D,
+// R = 1 (n = D(2D + 1)) keeps every state of the default samples, and
+// the stride at D = 128.
+func stateEveryNote() string {
+	n := func(d int) int { return (flow.Model{Kind: flow.Separate, H: d, R: 1}).StateLen(d) }
+	d := 1
+	for DefaultStateEvery(flow.DefaultSamples, n(d+1)) == 1 {
+		d++
+	}
+	return ": 1 while the states of all output times take at most " + strconv.Itoa(stateBudget>>20) +
+		" MB, else the least K within it; for the separate model's reduced layer at H = D and R = 1, 1 up to D = " +
+		strconv.Itoa(d) + " and " + strconv.Itoa(DefaultStateEvery(flow.DefaultSamples, n(128))) + " at D = 128"
+}
 
 // gridNames are the -grid names of the flow's output grids, in order.
 func gridNames() [3]string { return [3]string{"drops", "lin", "log"} }

@@ -184,6 +184,10 @@ func Fields() []Field {
 	return out
 }
 
+// eigvecsDefault is -eigvecs' default, a Haar rotation of seed 1, also
+// what -eigvecs random means.
+const eigvecsDefault = "random:1"
+
 // fields is the table behind Fields.
 //
 // The problem's defaults are the paper's D = 4 separate key–query example
@@ -201,7 +205,7 @@ var fields = []Field{
 		Alternatives: []string{"eigs", "white"}, ptr: func(s *Spec) any { return &s.Spectrum }},
 	{Name: "white", Usage: "C > 0: white covariance Λ = C·I, with -D",
 		Alternatives: []string{"eigs", "spectrum"}, ptr: func(s *Spec) any { return &s.White }},
-	{Name: "eigvecs", Usage: "eigenvectors of Λ: identity, random (Haar, seed 1), random:SEED, or FILE.npy holding a D×D orthonormal matrix whose columns are the eigenvectors of -eigs in order", Default: "random:1",
+	{Name: "eigvecs", Usage: "eigenvectors of Λ: identity, random (Haar, seed " + strings.TrimPrefix(eigvecsDefault, "random:") + "), random:SEED, or FILE.npy holding a D×D orthonormal matrix whose columns are the eigenvectors of -eigs in order", Default: eigvecsDefault,
 		ptr: func(s *Spec) any { return &s.Eigvecs }},
 	{Name: "N", Usage: "context length N ≥ 1, ν = 1/N", Default: "31",
 		Alternatives: []string{"nu", "ntp-max"}, ptr: func(s *Spec) any { return &s.N }},
@@ -242,7 +246,7 @@ var fields = []Field{
 	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
 		ptr: func(s *Spec) any { return &s.Checkpoint }},
 
-	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time", DefaultNote: ": 1 while the states of all output times take at most " + strconv.Itoa(stateBudget>>20) + " MB, D ≤ 64 at H = D; else the least K within it: 4 at D = 128",
+	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time", DefaultNote: stateEveryNote(),
 		ptr: func(s *Spec) any { return &s.StateEvery }},
 
 	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention)", DefaultNote: ": reduced for run, full for train",
