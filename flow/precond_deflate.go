@@ -110,8 +110,10 @@ func (p *deflatePrecond) Solve(z, r []float64) {
 }
 
 // lanczos runs m steps of the Lanczos iteration on −J from a fixed
-// start, with full reorthogonalization, and keeps the converged Ritz
-// pairs with θ > 0 in q[:k], theta.
+// start, each new vector reorthogonalized against the whole basis after
+// the three-term recurrence (so that one pass of Gram–Schmidt mostly
+// suffices), and keeps the converged Ritz pairs with θ > 0 in q[:k],
+// theta.
 func (p *deflatePrecond) lanczos() {
 	q, w := p.q, p.w
 	rng := rand.New(rand.NewPCG(1, 2)) // a fixed start: the same bits every run
@@ -125,6 +127,10 @@ func (p *deflatePrecond) lanczos() {
 		p.lin.Apply(w, q[j])
 		scaleVec(w, -1)
 		alpha = append(alpha, dot2(w, q[j]))
+		axpy(w, -alpha[j], q[j]) // the three-term recurrence, then the reorthogonalization
+		if j > 0 {
+			axpy(w, -beta[j-1], q[j-1])
+		}
 		b := p.orthogonalize(w, j+1)
 		m = j + 1
 		if !(b > 1e-12*math.Abs(alpha[0])) || j+1 == p.m {
@@ -227,6 +233,13 @@ func dot2(x, y []float64) float64 {
 }
 
 func norm2(x []float64) float64 { return math.Sqrt(dot2(x, x)) }
+
+// axpy sets y += a·x.
+func axpy(y []float64, a float64, x []float64) {
+	for i, v := range x {
+		y[i] += a * v
+	}
+}
 
 func scaleVec(x []float64, c float64) {
 	for i := range x {
