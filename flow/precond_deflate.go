@@ -44,6 +44,21 @@ type deflatePrecond struct {
 	have    bool
 }
 
+// deflateMinDim is the state length from which the merged full layer's
+// BDF takes the deflation preconditioner and GMRES rather than factoring
+// I − γJ: its solves cost two products with the kept Ritz vectors and a
+// few Jacobian–vector products, against two triangular solves with the
+// whole factor, and a fresh setup 90 JVPs against n of them and a
+// Cholesky factorization. Measured until converged (BenchmarkFullConverge,
+// CPU, dense against deflation): D = 4 (n = 100) 0.079 against 0.174 s,
+// D = 6 (n = 294) 0.60 against 0.39 s, D = 8 (n = 648) 2.76 against
+// 0.65 s, to the same loss; BenchmarkFullRun's D = 8, 4.06 against
+// 0.96 s. The separate model's full layer keeps the factorization below
+// ode.MaxDenseDim: on BenchmarkFullRun's D = 8, R = 1 (its loss settles
+// only at t ≈ 5·10⁸) the factorization took 4.8 s and the deflation had
+// not finished after ten minutes.
+const deflateMinDim = 256
+
 // DeflateSteps is the number of Lanczos steps of a setup; the
 // preconditioner holds DeflateSteps + 1 vectors of the state's length.
 const DeflateSteps = 90
