@@ -72,8 +72,9 @@ const deflateMin = 0.05
 // modes stiff (γθ > 1), and with CVODE's five Krylov vectors the Newton
 // iterations fail, which BDF answers with shorter steps and fresh setups.
 // Measured on the merged full layer at D = H = 16 until converged
-// (BenchmarkFullRun): 5 vectors 6622 steps and 250 fresh setups, 12 4676
-// and 91, 20 4410 and 75, 30 4434 and 74, the time least from 12 to 30.
+// (BenchmarkFullConverge, when this was chosen): 5 vectors 6622 steps and
+// 250 fresh setups, 12 4676 and 91, 20 4410 and 75, 30 4434 and 74, the
+// time least from 12 to 30.
 const deflateKrylov = 20
 
 // KrylovSpace implements ode.KrylovSpacer.
@@ -142,9 +143,9 @@ func (p *deflatePrecond) lanczos() {
 		p.lin.Apply(w, q[j])
 		scaleVec(w, -1)
 		alpha = append(alpha, dot2(w, q[j]))
-		axpy(w, -alpha[j], q[j]) // the three-term recurrence, then the reorthogonalization
+		impl.Daxpy(p.n, -alpha[j], q[j], 1, w, 1) // the three-term recurrence, then the reorthogonalization
 		if j > 0 {
-			axpy(w, -beta[j-1], q[j-1])
+			impl.Daxpy(p.n, -beta[j-1], q[j-1], 1, w, 1)
 		}
 		b := p.orthogonalize(w, j+1)
 		m = j + 1
@@ -248,13 +249,6 @@ func dot2(x, y []float64) float64 {
 }
 
 func norm2(x []float64) float64 { return math.Sqrt(dot2(x, x)) }
-
-// axpy sets y += a·x.
-func axpy(y []float64, a float64, x []float64) {
-	for i, v := range x {
-		y[i] += a * v
-	}
-}
 
 func scaleVec(x []float64, c float64) {
 	for i := range x {
