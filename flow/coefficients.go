@@ -38,13 +38,13 @@ func (b *Blocks) Add(o *Blocks) {
 // At sets the point θ; the other methods act at it. A Coefficients is not
 // safe for concurrent use.
 type Coefficients struct {
-	model        Model
-	d, n, nf     int
-	pairs        [][2]int
-	pairOf       []int   // pairOf[a*(D+1)+b]: the pair {a, b} (−1: none); layers with extra blocks
-	w, dw, g     *Blocks // the point, a direction, a gradient
-	t, dt, c, fb []float64
-	prod         *tensorProducts // the full layer's products; nil: addTensor's loops
+	model    Model
+	d, n, nf int
+	pairs    [][2]int
+	pairOf   []int   // pairOf[a*(D+1)+b]: the pair {a, b} (−1: none); layers with extra blocks
+	w, dw, g *Blocks // the point, a direction, a gradient
+	t, dt, c []float64
+	prod     *tensorProducts // T and its chain rule by matrix products
 }
 
 // NewCoefficients returns the coefficients of model m at dimension d.
@@ -63,10 +63,8 @@ func NewCoefficients(d int, m Model) *Coefficients {
 	}
 	c.w, c.dw, c.g = c.NewBlocks(), c.NewBlocks(), c.NewBlocks()
 	nt := d1 * d1 * d
-	c.t, c.dt, c.c, c.fb = make([]float64, nt), make([]float64, nt), make([]float64, c.nf), make([]float64, d1*d)
-	if m.Layer == FullLayer {
-		c.prod = newTensorProducts(c)
-	}
+	c.t, c.dt, c.c = make([]float64, nt), make([]float64, nt), make([]float64, c.nf)
+	c.prod = newTensorProducts(c)
 	return c
 }
 
@@ -125,12 +123,7 @@ func (c *Coefficients) checkLen(name string, x []float64, n int) {
 func (c *Coefficients) At(theta []float64) {
 	c.checkLen("theta", theta, c.n)
 	c.Expand(c.w, theta)
-	if c.prod != nil {
-		c.prod.set(c.t, c.w)
-	} else {
-		clear(c.t)
-		c.addTensor(c.t, c.w, c.w, c.w)
-	}
+	c.prod.set(c.t, c.w)
 	c.coeffs(c.t, c.c)
 }
 
@@ -151,17 +144,7 @@ func (c *Coefficients) Pullback(dst, dc []float64) {
 func (c *Coefficients) Apply(dc, dtheta []float64) {
 	c.checkLen("dc", dc, c.nf)
 	c.Expand(c.dw, dtheta)
-	if c.prod != nil {
-		c.prod.setTangent(c.dt, c.w, c.dw)
-		c.coeffs(c.dt, dc)
-		return
-	}
-	clear(c.dt)
-	c.addTensor(c.dt, c.dw, c.w, c.w)
-	c.addTensor(c.dt, c.w, c.dw, c.w)
-	if c.model.Kind == Separate {
-		c.addTensor(c.dt, c.w, c.w, c.dw)
-	}
+	c.prod.setTangent(c.dt, c.w, c.dw)
 	c.coeffs(c.dt, dc)
 }
 

@@ -80,7 +80,7 @@ func BenchmarkFullEval(b *testing.B) {
 //
 //	go test ./flow -run XXX -bench 'FullConverge/D=16' -benchtime 1x
 func BenchmarkFullConverge(b *testing.B) {
-	for _, d := range []int{8, 16, 32} {
+	for _, d := range []int{4, 6, 8, 16, 32} {
 		b.Run(fmt.Sprintf("D=%d", d), func(b *testing.B) {
 			s, err := NewSystem(matfreeData(b, d), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
 			if err != nil {

@@ -11,10 +11,11 @@ import (
 
 // Preconditioner returns the preconditioner of the flow's Newton matrix
 // I − γJ for ode.BDF (ode.Problem.Precond): for the full layer too large
-// to factor (n > ode.MaxDenseDim), I − γJ on J's stiffest eigenvectors
-// (deflatePrecond); nil for the merged model, the smaller full layer and
-// task laws with fixed tasks (whose Jacobian entries jacEntries does not
-// know; BDF then factors I − γJ densely).
+// to factor (n > ode.MaxDenseDim), and the merged full layer from
+// deflateMinDim on, I − γJ on J's stiffest eigenvectors (deflatePrecond);
+// nil for the merged model, the smaller full layer and task laws with
+// fixed tasks (whose Jacobian entries jacEntries does not know; BDF then
+// factors I − γJ densely).
 //
 // The stiffness of the separate model's flow is in its learned heads, and
 // there J is, in eigen coordinates, close to a sum of small blocks: a head
@@ -44,7 +45,7 @@ import (
 //	Y. Saad, Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM
 //	2003, 10.3 (dropping by magnitude relative to the diagonal).
 func (s *System) Preconditioner() ode.Preconditioner {
-	if s.law.full != nil && s.n > ode.MaxDenseDim {
+	if s.law.full != nil && (s.n > ode.MaxDenseDim || s.Model.Kind == Merged && s.n >= deflateMinDim) {
 		return newDeflatePrecond(s) // precond_deflate.go
 	}
 	if s.Model.Kind != Separate || s.Model.Layer.extra() || !s.Data.Standard() {

@@ -44,6 +44,21 @@ type deflatePrecond struct {
 	have    bool
 }
 
+// deflateMinDim is the state length from which the merged full layer's
+// BDF takes the deflation preconditioner and GMRES rather than factoring
+// I − γJ: its solves cost two products with the kept Ritz vectors and a
+// few Jacobian–vector products, against two triangular solves with the
+// whole factor, and a fresh setup 90 JVPs against n of them and a
+// Cholesky factorization. Measured until converged (BenchmarkFullConverge,
+// CPU, dense against deflation): D = 4 (n = 100) 0.079 against 0.174 s,
+// D = 6 (n = 294) 0.60 against 0.39 s, D = 8 (n = 648) 2.76 against
+// 0.65 s, to the same loss; BenchmarkFullRun's D = 8, 4.06 against
+// 0.96 s. The separate model's full layer keeps the factorization below
+// ode.MaxDenseDim: on BenchmarkFullRun's D = 8, R = 1 (its loss settles
+// only at t ≈ 5·10⁸) the factorization took 4.8 s and the deflation had
+// not finished after ten minutes.
+const deflateMinDim = 256
+
 // DeflateSteps is the number of Lanczos steps of a setup; the
 // preconditioner holds DeflateSteps + 1 vectors of the state's length.
 const DeflateSteps = 90
@@ -57,8 +72,9 @@ const deflateMin = 0.05
 // modes stiff (γθ > 1), and with CVODE's five Krylov vectors the Newton
 // iterations fail, which BDF answers with shorter steps and fresh setups.
 // Measured on the merged full layer at D = H = 16 until converged
-// (BenchmarkFullRun): 5 vectors 6622 steps and 250 fresh setups, 12 4676
-// and 91, 20 4410 and 75, 30 4434 and 74, the time least from 12 to 30.
+// (BenchmarkFullConverge, when this was chosen): 5 vectors 6622 steps and
+// 250 fresh setups, 12 4676 and 91, 20 4410 and 75, 30 4434 and 74, the
+// time least from 12 to 30.
 const deflateKrylov = 20
 
 // KrylovSpace implements ode.KrylovSpacer.
@@ -110,8 +126,10 @@ func (p *deflatePrecond) Solve(z, r []float64) {
 }
 
 // lanczos runs m steps of the Lanczos iteration on −J from a fixed
-// start, with full reorthogonalization, and keeps the converged Ritz
-// pairs with θ > 0 in q[:k], theta.
+// start, each new vector reorthogonalized against the whole basis after
+// the three-term recurrence (so that one pass of Gram–Schmidt mostly
+// suffices), and keeps the converged Ritz pairs with θ > 0 in q[:k],
+// theta.
 func (p *deflatePrecond) lanczos() {
 	q, w := p.q, p.w
 	rng := rand.New(rand.NewPCG(1, 2)) // a fixed start: the same bits every run
@@ -125,6 +143,10 @@ func (p *deflatePrecond) lanczos() {
 		p.lin.Apply(w, q[j])
 		scaleVec(w, -1)
 		alpha = append(alpha, dot2(w, q[j]))
+		impl.Daxpy(p.n, -alpha[j], q[j], 1, w, 1) // the three-term recurrence, then the reorthogonalization
+		if j > 0 {
+			impl.Daxpy(p.n, -beta[j-1], q[j-1], 1, w, 1)
+		}
 		b := p.orthogonalize(w, j+1)
 		m = j + 1
 		if !(b > 1e-12*math.Abs(alpha[0])) || j+1 == p.m {

@@ -2,105 +2,124 @@ package flow
 
 import "github.com/linattn/linattn/flow/internal/gemm"
 
-// tensorProducts computes the full layer's tensor T and its chain rule by
-// matrix products (gemm) instead of loops over its entries. With the
-// key–query pairs p = 1..P (merged: the heads, P = H; separate: P = H·R),
-// A the P×(D+1) matrix of their heads' value rows ṽ_i and B the
-// P×(D+1)D matrix of their key–query matrices (merged: W̃_i; separate:
-// k̃_{i,r} q_{i,r}ᵀ), both row-major,
+// tensorProducts computes the layer's tensor T and its chain rule by
+// matrix products (gemm). With the key–query pairs p = 1..P (merged: the
+// heads, P = H; separate: P = H·R), the rows a ∈ [a0, D] of T the layer
+// uses and its keys b < b1 (tensorRange: all of them in the full layer,
+// the label row a = D alone in the reduced and label-key layers), A the
+// P×(D+1−a0) matrix of the pairs' heads' value entries ṽ_ia and B the
+// P×b1·D matrix of their key–query matrices (merged: the rows b < b1 of
+// W̃_i; separate: k̃_{i,r,b} q_{i,r}ᵀ), both row-major,
 //
-//	T = Aᵀ B   ((D+1) × (D+1)D),
-//	∂A = B ∂Tᵀ,   ∂B = A ∂T,
+//	T = Aᵀ B,   ∂A = B ∂Tᵀ,   ∂B = A ∂T,
 //
-// and the separate model's ∂k̃_{i,r} = ∂B_p q, ∂q_{i,r} = ∂B_pᵀ k̃. Each is
-// O(P·D³), the cost of the evaluation's leading term, now in the kernels
-// of package gemm. The layers whose tensor has only the row a = D (the
-// reduced and label-key layers: O(P·D²)) keep addTensor's loops.
+// and the separate model's ∂k̃_{i,r,b} = (∂B_p q)_b, ∂q_{i,r} = ∂B_pᵀ k̃.
+// The products are O(P·D³) in the full layer, the cost of its evaluation's
+// leading term, and O(P·D²) in the others. The rows a ≥ a0 and columns
+// b < b1 of T are one contiguous block of its row-major storage (all of
+// T, or a part of its last row), which the products write and read in
+// place; set and setTangent zero the entries outside it.
 type tensorProducts struct {
-	c      *Coefficients
-	nb     int       // (D+1)·D, the columns of B and T
-	a, b   []float64 // A and B, then the tangent's [dA; A] and [B; dB] (2P rows)
-	dtT    []float64 // ∂Tᵀ, (D+1)D × (D+1)
-	ga, gb []float64 // ∂A (P × (D+1)) and ∂B (P × (D+1)D)
+	c       *Coefficients
+	a0, off int       // the first row of T, and its offset a0·(D+1)·D
+	ra, nb  int       // the rows D+1−a0 and columns b1·D of the block
+	a, b    []float64 // A and B, then the tangent's [dA; A] and [B; dB] (2P rows)
+	dtT     []float64 // the block of ∂T transposed, nb × ra
+	ga, gb  []float64 // ∂A (P × ra) and ∂B (P × nb)
 }
 
 func newTensorProducts(c *Coefficients) *tensorProducts {
 	d1, p := c.d+1, c.hr()
-	nb := d1 * c.d
-	return &tensorProducts{c: c, nb: nb,
-		a: make([]float64, 2*p*d1), b: make([]float64, 2*p*nb), dtT: make([]float64, nb*d1),
-		ga: make([]float64, p*d1), gb: make([]float64, p*nb)}
+	a0, b1 := c.tensorRange()
+	ra, nb := d1-a0, b1*c.d
+	return &tensorProducts{c: c, a0: a0, off: a0 * d1 * c.d, ra: ra, nb: nb,
+		a: make([]float64, 2*p*ra), b: make([]float64, 2*p*nb), dtT: make([]float64, nb*ra),
+		ga: make([]float64, p*ra), gb: make([]float64, p*nb)}
 }
 
-// values writes A for the value blocks v into a (P × (D+1)).
+// values writes A for the value blocks v into a (P × ra); merged in the
+// full layer, A is v's V.
 func (tp *tensorProducts) values(a []float64, v *Blocks) []float64 {
 	c, d1 := tp.c, tp.c.d+1
-	if c.model.Kind == Merged {
+	if c.model.Kind == Merged && tp.a0 == 0 {
 		return v.V
 	}
 	for p := 0; p < c.hr(); p++ {
 		i := c.head(p)
-		copy(a[p*d1:(p+1)*d1], v.V[i*d1:(i+1)*d1])
+		copy(a[p*tp.ra:(p+1)*tp.ra], v.V[i*d1+tp.a0:(i+1)*d1])
 	}
-	return a[:c.hr()*d1]
+	return a[:c.hr()*tp.ra]
 }
 
 // keyQueries writes B for the key blocks k and query blocks q into b
-// (P × (D+1)D); merged, B is k's W̃.
+// (P × nb); merged with every key row, B is k's W̃.
 func (tp *tensorProducts) keyQueries(b []float64, k, q *Blocks) []float64 {
 	c, d, d1 := tp.c, tp.c.d, tp.c.d+1
 	if c.model.Kind == Merged {
-		return k.W
-	}
-	for p := 0; p < c.hr(); p++ {
-		qp := q.Q[p*d : (p+1)*d]
-		for r, kb := range k.K[p*d1 : (p+1)*d1] {
-			row := b[(p*d1+r)*d : (p*d1+r+1)*d]
-			for e, qe := range qp {
-				row[e] = kb * qe
-			}
+		if tp.nb == d1*d {
+			return k.W
 		}
+		for p := 0; p < c.hr(); p++ {
+			copy(b[p*tp.nb:(p+1)*tp.nb], k.W[p*d1*d:])
+		}
+		return b[:c.hr()*tp.nb]
 	}
+	clear(b[:c.hr()*tp.nb])
+	tp.addKeyQueries(b, k, q)
 	return b[:c.hr()*tp.nb]
 }
 
-// set writes T = Aᵀ B at the point w into t.
-func (tp *tensorProducts) set(t []float64, w *Blocks) {
-	p := tp.c.hr()
-	a := tp.values(tp.a, w)
-	b := tp.keyQueries(tp.b, w, w)
-	gemm.MulTA(tp.c.d+1, tp.nb, p, a, b, t)
-}
-
-// setTangent writes the change of T along dw at w into t: dAᵀB + AᵀdB =
-// [dA; A]ᵀ [B; dB], dB = dW̃ (merged) or dk̃ qᵀ + k̃ dqᵀ (separate).
-func (tp *tensorProducts) setTangent(t []float64, w, dw *Blocks) {
-	c, p, d1 := tp.c, tp.c.hr(), tp.c.d+1
-	pa, pb := p*d1, p*tp.nb
-	copy(tp.a[:pa], tp.values(tp.a[:pa], dw))
-	copy(tp.a[pa:], tp.values(tp.a[pa:], w))
-	copy(tp.b[:pb], tp.keyQueries(tp.b[:pb], w, w))
-	if c.model.Kind == Merged {
-		copy(tp.b[pb:], dw.W)
-	} else {
-		db := tp.keyQueries(tp.b[pb:], dw, w)
-		tp.addKeyQueries(db, w, dw)
-	}
-	gemm.MulTA(d1, tp.nb, 2*p, tp.a, tp.b, t)
-}
-
-// addKeyQueries adds k̃_p qᵀ_p to each row block of b (separate).
+// addKeyQueries adds the rows b < b1 of k̃_p q_pᵀ to each row of b
+// (separate).
 func (tp *tensorProducts) addKeyQueries(b []float64, k, q *Blocks) {
 	c, d, d1 := tp.c, tp.c.d, tp.c.d+1
 	for p := 0; p < c.hr(); p++ {
 		qp := q.Q[p*d : (p+1)*d]
-		for r, kb := range k.K[p*d1 : (p+1)*d1] {
-			row := b[(p*d1+r)*d : (p*d1+r+1)*d]
+		for r, kb := range k.K[p*d1 : p*d1+tp.nb/d] {
+			row := b[p*tp.nb+r*d : p*tp.nb+(r+1)*d]
 			for e, qe := range qp {
 				row[e] += kb * qe
 			}
 		}
 	}
+}
+
+// block returns the block of t that the products write and read.
+func (tp *tensorProducts) block(t []float64) []float64 {
+	return t[tp.off : tp.off+tp.ra*tp.nb]
+}
+
+// outside zeroes the entries of t outside its block and returns the block.
+func (tp *tensorProducts) outside(t []float64) []float64 {
+	end := tp.off + tp.ra*tp.nb
+	clear(t[:tp.off])
+	clear(t[end:])
+	return t[tp.off:end]
+}
+
+// set writes T = Aᵀ B at the point w into t.
+func (tp *tensorProducts) set(t []float64, w *Blocks) {
+	a := tp.values(tp.a, w)
+	b := tp.keyQueries(tp.b, w, w)
+	gemm.MulTA(tp.ra, tp.nb, tp.c.hr(), a, b, tp.outside(t))
+}
+
+// setTangent writes the change of T along dw at w into t:
+// dAᵀB + AᵀdB = [dA; A]ᵀ [B; dB], dB = dW̃ (merged) or
+// dk̃ qᵀ + k̃ dqᵀ (separate).
+func (tp *tensorProducts) setTangent(t []float64, w, dw *Blocks) {
+	p := tp.c.hr()
+	pa, pb := p*tp.ra, p*tp.nb
+	copy(tp.a[:pa], tp.values(tp.a[:pa], dw))
+	copy(tp.a[pa:], tp.values(tp.a[pa:], w))
+	copy(tp.b[:pb], tp.keyQueries(tp.b[:pb], w, w))
+	if tp.c.model.Kind == Merged {
+		copy(tp.b[pb:], tp.keyQueries(tp.b[pb:], dw, dw))
+	} else {
+		db := tp.keyQueries(tp.b[pb:], dw, w)
+		tp.addKeyQueries(db, w, dw)
+	}
+	gemm.MulTA(tp.ra, tp.nb, 2*p, tp.a, tp.b, tp.outside(t))
 }
 
 // pullback adds to g the chain rule through T = Aᵀ B of the factors v
@@ -109,13 +128,14 @@ func (tp *tensorProducts) addKeyQueries(b []float64, k, q *Blocks) {
 // Coefficients.pullback.
 func (tp *tensorProducts) pullback(g *Blocks, dt []float64, v, k, q *Blocks, grads [3]bool) {
 	c, p, d1 := tp.c, tp.c.hr(), tp.c.d+1
+	dtb := tp.block(dt)
 	if grads[0] {
-		transpose(tp.dtT, dt, d1, tp.nb)
+		transpose(tp.dtT, dtb, tp.ra, tp.nb)
 		b := tp.keyQueries(tp.b, k, q)
-		gemm.Mul(p, d1, tp.nb, b, tp.dtT, tp.ga) // ∂A = B ∂Tᵀ
+		gemm.Mul(p, tp.ra, tp.nb, b, tp.dtT, tp.ga) // ∂A = B ∂Tᵀ
 		for pp := 0; pp < p; pp++ {
-			gv := g.V[c.head(pp)*d1 : (c.head(pp)+1)*d1]
-			for a, x := range tp.ga[pp*d1 : (pp+1)*d1] {
+			gv := g.V[c.head(pp)*d1+tp.a0 : (c.head(pp)+1)*d1]
+			for a, x := range tp.ga[pp*tp.ra : (pp+1)*tp.ra] {
 				gv[a] += x
 			}
 		}
@@ -124,25 +144,28 @@ func (tp *tensorProducts) pullback(g *Blocks, dt []float64, v, k, q *Blocks, gra
 		return
 	}
 	a := tp.values(tp.a, v)
-	gemm.Mul(p, tp.nb, d1, a, dt, tp.gb) // ∂B = A ∂T
+	gemm.Mul(p, tp.nb, tp.ra, a, dtb, tp.gb) // ∂B = A ∂T
 	if c.model.Kind == Merged {
-		for i, x := range tp.gb {
-			g.W[i] += x
+		for pp := 0; pp < p; pp++ {
+			gw := g.W[pp*d1*c.d : pp*d1*c.d+tp.nb]
+			for i, x := range tp.gb[pp*tp.nb : (pp+1)*tp.nb] {
+				gw[i] += x
+			}
 		}
 		return
 	}
 	tp.pullbackKeyQueries(g, k, q, grads)
 }
 
-// pullbackKeyQueries adds ∂k̃_p = ∂B_p q_p and ∂q_p = ∂B_pᵀ k̃_p to g
-// (separate), as grads selects.
+// pullbackKeyQueries adds ∂k̃_{p,b} = (∂B_p q_p)_b and ∂q_p = ∂B_pᵀ k̃_p
+// to g (separate), as grads selects.
 func (tp *tensorProducts) pullbackKeyQueries(g, k, q *Blocks, grads [3]bool) {
 	c, d, d1 := tp.c, tp.c.d, tp.c.d+1
 	for p := 0; p < c.hr(); p++ {
 		qp, kp := q.Q[p*d:(p+1)*d], k.K[p*d1:(p+1)*d1]
 		gk, gq := g.K[p*d1:(p+1)*d1], g.Q[p*d:(p+1)*d]
-		for r := 0; r < d1; r++ {
-			row := tp.gb[(p*d1+r)*d : (p*d1+r+1)*d]
+		for r := 0; r < tp.nb/d; r++ {
+			row := tp.gb[p*tp.nb+r*d : p*tp.nb+(r+1)*d]
 			if grads[1] {
 				var s float64
 				for e, x := range row {

@@ -40,9 +40,10 @@ type gmres struct {
 // preconditioner M P⁻¹ v is close to v and its norm falls by orders of
 // magnitude in every iteration, a cancellation that costs the new vector
 // about eps·(before/after) of orthogonality; Kahan and Parlett's 0.7
-// would keep it at eps, but BDF asks GMRES for a few digits in a handful
-// of iterations, and a loss below 10⁻¹² is harmless, so the repetition
-// (two more passes over memory) is kept for falls beyond 10⁴.
+// would keep it at eps, but BDF asks GMRES for a few digits (0.05 of the
+// Newton tolerance), and a loss below 10⁻¹² per vector is harmless to
+// them even over thirty vectors, so the repetition (two more passes over
+// memory) is kept for falls beyond 10⁴.
 const (
 	gmresKrylov    = 5
 	gmresMaxKrylov = 30

@@ -25,14 +25,19 @@ type Preconditioner interface {
 	// then, if a Setup that reused them followed, with that one's t and γ
 	// and the same y. So P must be a function of the arguments of the last
 	// fresh Setup and, after a Setup that reused its data, of that one's γ
-	// (and t) alone, as CVODE's preconditioners are.
+	// (and t) alone, as CVODE's preconditioners are. Where the replay set
+	// the preconditioner up with those fresh data itself, it asks for them
+	// with jacOK true instead: between two calls of Solution.At nothing
+	// else may set up the Problem's preconditioner, and fresh must say
+	// truthfully whether Setup evaluated fresh data, also with an error.
 	Setup(t float64, y []float64, gamma float64, jacOK bool) (fresh bool, err error)
 	// Solve writes P⁻¹r into z; z and r do not overlap.
 	Solve(z, r []float64)
 }
 
 // A KrylovSpacer is a Preconditioner that asks BDF's GMRES for a Krylov
-// space of KrylovSpace() vectors (1 to 30) instead of CVODE's five: one
+// space of KrylovSpace() vectors (clamped to 1…30) instead of CVODE's
+// five: one
 // that captures only the stiffest part of J and leaves GMRES more to do,
 // where a Newton iteration that fails for want of Krylov vectors costs a
 // shorter step and a fresh setup.

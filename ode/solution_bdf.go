@@ -21,7 +21,9 @@ import (
 // every step is evaluated directly; beyond it the knots are kept at every
 // spacing-th step only (thinBDF), and evaluating a step between two kept
 // knots costs the steps from the one before it (fewer when the last
-// evaluation left the replay nearer) and one preconditioner setup.
+// evaluation left the replay nearer) and one preconditioner setup with
+// fresh data, unless the preconditioner holds them from the replay
+// already (bdfReplayer.held).
 type bdfTrack struct {
 	prob  Problem // Func, Jac, Precond and SymmetricJac for the replay
 	rtol  float64
@@ -86,7 +88,6 @@ func (s *Solution) addBDF(t0, h, t1 float64, y1, attempts []float64, st *bdfStep
 	tr := s.bdf
 	s.t0, s.t1, s.h = append(s.t0, t0), append(s.t1, t1), append(s.h, h)
 	s.loc = append(s.loc, stepLoc{block: -1, vecs: bdfStepLoc})
-	tr.solverMoved()
 	tr.attempts = append(tr.attempts, attempts...)
 	tr.attEnd = append(tr.attEnd, int32(len(tr.attempts)))
 	tr.tailQ = st.hs.q
@@ -282,23 +283,15 @@ type bdfReplayer struct {
 	st  *bdfStepper
 	pos int
 	// held is the serial of the solve's fresh setup whose data the
-	// preconditioner holds from this replay (0: none, or the solve may
-	// have set it up since: Problem.Precond is shared with it).
+	// Problem's preconditioner holds from this replay (0: none). The
+	// replay is made after the solve, which no longer sets it up.
 	held int
 }
 
-// solverMoved records that the solve may have set the preconditioner up
-// since the replay last did.
-func (tr *bdfTrack) solverMoved() {
-	if tr.rp != nil {
-		tr.rp.held = 0
-	}
-}
-
 // bdfReplayReach is how many steps a replay goes on to reach a kept knot
-// rather than be restored there: a restore sets the preconditioner up
-// afresh, which costs about as much (flow's block preconditioner at
-// D = 32: 0.5 ms, ten steps).
+// rather than be restored there, where the restore sets the
+// preconditioner up with fresh data, which costs about as much (flow's
+// block preconditioner at D = 32: 0.5 ms, ten steps).
 const bdfReplayReach = 8
 
 // bdfReplayTo brings the replay to the start of step k: from where it is

@@ -471,9 +471,6 @@ func (r *run) startEvents() {
 }
 
 func (r *run) finish() (*Result, error) {
-	if sol := r.res.Solution; sol != nil && sol.bdf != nil {
-		sol.bdf.solverMoved()
-	}
 	copy(r.res.Y, r.in.y)
 	r.res.T = r.t
 	r.res.Stats = r.in.stats.clone()
