@@ -107,15 +107,19 @@ type preconditioner int
 
 const (
 	noPreconditioner      preconditioner = iota
-	deflatePreconditioner                // the full layer beyond ode.MaxDenseDim
+	deflatePreconditioner                // the full layer too large to factor
 	blockPreconditioner                  // the separate model's in-context flow
 )
 
 // precondOf returns the kind of System.Preconditioner of model m at
-// dimension d, under the paper's task (standard) or another law.
+// dimension d, under the paper's task (standard) or another law: the
+// deflation beyond ode.MaxDenseDim, or from deflateMinDim for the merged
+// model; the block preconditioner for the separate model's reduced layer
+// on the paper's task.
 func precondOf(m Model, d int, standard bool) preconditioner {
+	n := m.StateLen(d)
 	switch {
-	case m.Layer.extra() && m.StateLen(d) > ode.MaxDenseDim:
+	case m.Layer.extra() && (n > ode.MaxDenseDim || m.Kind == Merged && n >= deflateMinDim):
 		return deflatePreconditioner
 	case m.Kind == Separate && !m.Layer.extra() && standard:
 		return blockPreconditioner

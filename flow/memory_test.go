@@ -29,3 +29,41 @@ func TestRunBytesStates(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecondOf: precondOf, which RunBytes and the first pass's dense
+// bound read without building a preconditioner, names the kind
+// System.Preconditioner builds: none for the merged full layer below
+// deflateMinDim (n = 200) or the separate one below ode.MaxDenseDim, the
+// deflation from deflateMinDim for the merged one (D = H = 6: n = 294),
+// the block preconditioner for the separate model's reduced layer on the
+// paper's task alone.
+func TestPrecondOf(t *testing.T) {
+	t.Parallel()
+	lam := []float64{0.3, 0.25, 0.2, 0.12, 0.08, 0.05}
+	for _, tc := range []struct {
+		m     Model
+		d     int
+		noise float64
+		want  preconditioner
+	}{
+		{Model{Kind: Merged, H: 8, Layer: FullLayer}, 4, 0, noPreconditioner},
+		{Model{Kind: Merged, H: 6, Layer: FullLayer}, 6, 0, deflatePreconditioner},
+		{Model{Kind: Separate, H: 6, R: 1, Layer: FullLayer}, 6, 0, noPreconditioner},
+		{Model{Kind: Separate, H: 6, R: 1}, 6, 0, blockPreconditioner},
+		{Model{Kind: Separate, H: 6, R: 1}, 6, 0.1, noPreconditioner},
+		{Model{Kind: Merged, H: 6}, 6, 0, noPreconditioner},
+	} {
+		tasks := lawCase{lam: lam[:tc.d], n: 31, icl: 1, k: 1, noise: tc.noise, m: tc.m}
+		s := newSys(t, lawData(t, tasks, 1), tc.m)
+		got := noPreconditioner
+		switch s.Preconditioner().(type) {
+		case *deflatePrecond:
+			got = deflatePreconditioner
+		case *blockPrecond:
+			got = blockPreconditioner
+		}
+		if p := precondOf(tc.m, tc.d, s.Data.Standard()); p != got || p != tc.want {
+			t.Errorf("%+v at D = %d, σ² = %g (n = %d): precondOf %d, Preconditioner %d, want %d", tc.m, tc.d, tc.noise, s.Len(), p, got, tc.want)
+		}
+	}
+}
