@@ -111,9 +111,8 @@ type RunSettings struct {
 	// (with T > 0; Status Stopped).
 	StopTol float64
 	// Method is the integrator; nil means MethodFor the model Run
-	// integrates (System.Settings). Run
-	// resolves every zero default so (Resolve) and reports what it ran with
-	// in Trajectory.Resolved.
+	// integrates (System.Settings). Run resolves every zero default so
+	// (Resolve) and reports what it ran with in Trajectory.Resolved.
 	Method ode.Method
 	// RTol and ATol are the integrator's tolerances; zero means
 	// DefaultTolerances(Method).
@@ -176,8 +175,8 @@ type Resolved struct {
 // law.Data.Standard) or another law: Method (MethodFor), RTol and ATol
 // (DefaultTolerances of Method), Tol with T = 0 (DefaultTol), Samples
 // and DenseBytes without Times (DefaultSamples, DefaultDenseBytes),
-// MaxSteps (DefaultMaxSteps) and StateEvery from StateBytes. Each default is defined here alone;
-// System.Run resolves its settings so.
+// MaxSteps (DefaultMaxSteps) and StateEvery from StateBytes. Each default
+// is defined here alone; System.Run resolves its settings so.
 func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
 	if rs.Method == nil {
 		rs.Method = MethodFor(m, d, standard)
