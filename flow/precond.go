@@ -45,10 +45,10 @@ import (
 //	Y. Saad, Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM
 //	2003, 10.3 (dropping by magnitude relative to the diagonal).
 func (s *System) Preconditioner() ode.Preconditioner {
-	if s.law.full != nil && (s.n > ode.MaxDenseDim || s.Model.Kind == Merged && s.n >= deflateMinDim) {
+	switch precondOf(s.Model, s.d, s.Data.Standard()) {
+	case deflatePreconditioner:
 		return newDeflatePrecond(s) // precond_deflate.go
-	}
-	if s.Model.Kind != Separate || s.Model.Layer.extra() || !s.Data.Standard() {
+	case noPreconditioner:
 		return nil
 	}
 	je := newJacEntries(s)
