@@ -343,12 +343,21 @@ func stopRule(s *flow.System, T, tol float64, tr *flow.Trajectory) string {
 	switch {
 	case T > 0:
 		return fmt.Sprintf("to T = %.6g", tr.FinalT)
-	case !math.IsNaN(s.MinLoss()):
-		return fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): t = %.6g", tol, tr.FinalT)
+	}
+	unfinished := tr.Status == flow.Interrupted || tr.Status == flow.Failed // the next line says why
+	if !math.IsNaN(s.MinLoss()) {
+		at := "t"
+		if unfinished {
+			at = "ended before, at t"
+		}
+		return fmt.Sprintf("until L − L_min ≤ %g·(L(0) − L_min): %s = %.6g", tol, at, tr.FinalT)
 	}
 	how := "L reached that"
-	if tr.Status == flow.LossSettled {
+	switch {
+	case tr.Status == flow.LossSettled:
 		how = "the loss settled"
+	case unfinished:
+		how = "it ended before either"
 	}
 	return fmt.Sprintf("until L − L_lb ≤ %g·(L(0) − L_lb), L_lb = %.6g the least loss over all coefficients, or until L moved by less than that over a decade of time [t/10, t]: %s at t = %.6g",
 		tol, s.LossFloor(), how, tr.FinalT)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/sbinet/npyio/npz"
 )
 
@@ -104,5 +106,39 @@ func TestSummaryUnreadPlateau(t *testing.T) {
 	_, stdout, _ = runCLI(t, "run", "-q", "-o", out)
 	if strings.Contains(stdout, "note: the output times read") {
 		t.Errorf("the default run reads every plateau, yet:\n%s", stdout)
+	}
+}
+
+// TestStopRuleUnfinished: the stop rule's sentence of a run that ended
+// before its rule applied (interrupted, or failed) does not say the rule
+// was met, with L_min known (the paper's task) or not (fixed tasks).
+func TestStopRuleUnfinished(t *testing.T) {
+	data, err := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, nil, law.Lengths{N: 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := data.WithTasks(law.Tasks{ICL: 0.5, Fixed: law.FixedTasks(4, 2, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		data   *law.Data
+		layer  flow.Layer
+		status flow.Status
+		want   string
+	}{
+		{data, flow.ReducedLayer, flow.Converged, ": t = 5"},
+		{data, flow.ReducedLayer, flow.Interrupted, ": ended before, at t = 5"},
+		{fixed, flow.FullLayer, flow.Converged, ": L reached that at t = 5"},
+		{fixed, flow.FullLayer, flow.LossSettled, ": the loss settled at t = 5"},
+		{fixed, flow.FullLayer, flow.Failed, ": it ended before either at t = 5"},
+	} {
+		s, err := flow.NewSystem(c.data, flow.Model{Kind: flow.Merged, H: 4, Layer: c.layer}) // the full layer with H < D+1: L_min not known
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stopRule(s, 0, 1e-6, &flow.Trajectory{Status: c.status, FinalT: 5}); !strings.HasSuffix(got, c.want) {
+			t.Errorf("%v, %v: %q, want it to end %q", c.layer, c.status, got, c.want)
+		}
 	}
 }
