@@ -37,12 +37,6 @@ func (m RunMemory) Total() float64 {
 // at most solverVectors.
 const solverVectors = 40
 
-// Krylov spaces of BDF's GMRES (ode's gmres): gmresKrylov vectors (CVODE's
-// default maxl = 5) unless the preconditioner asks for more
-// (ode.KrylovSpacer: deflateKrylov for the deflation preconditioner);
-// GMRES holds 2·maxl + 1 vectors of the state's length.
-const gmresKrylov = 5
-
 // RunBytes returns the memory a run of s from y0 with the settings rs
 // holds at its peak (RunMemory), for the settings as Run resolves them
 // (Settings) and the system it integrates: the reduced layer's where
@@ -75,7 +69,7 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 	case ode.DenseImplicit:
 		m.Solver += 8 * 6 * ni * ni // Radau5's J, E₁ and the 2n × 2n E₂; Rodas5P's 2n²
 	case ode.Multistep:
-		maxl := gmresKrylov
+		maxl := ode.KrylovSpace(nil) // GMRES holds 2·maxl + 1 vectors
 		switch precondOf(run, s.d, s.Data.Standard()) {
 		case deflatePreconditioner:
 			m.Precond, maxl = 8*float64(min(DeflateSteps, int(ni))+1)*ni, deflateKrylov

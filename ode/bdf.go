@@ -171,7 +171,7 @@ func (st *bdfStepper) begin(p *Problem) error {
 	default:
 		st.prec = nil
 	}
-	if maxl := krylovSpace(st.prec); maxl != st.gm.maxl {
+	if maxl := KrylovSpace(st.prec); maxl != st.gm.maxl {
 		st.gm = newGMRES(st.in.n, maxl)
 	}
 	st.psolveFn = nil

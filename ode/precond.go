@@ -45,8 +45,11 @@ type KrylovSpacer interface {
 	KrylovSpace() int
 }
 
-// krylovSpace returns the Krylov space BDF's GMRES takes with p.
-func krylovSpace(p Preconditioner) int {
+// KrylovSpace returns the Krylov space BDF's GMRES takes with the
+// preconditioner p (nil: none or ode's dense LU): CVODE's five vectors
+// unless p asks for another (KrylovSpacer). GMRES holds 2·maxl + 1
+// vectors of the state's length.
+func KrylovSpace(p Preconditioner) int {
 	if ks, ok := p.(KrylovSpacer); ok {
 		return min(max(ks.KrylovSpace(), 1), gmresMaxKrylov)
 	}
