@@ -37,10 +37,9 @@ type Preconditioner interface {
 
 // A KrylovSpacer is a Preconditioner that asks BDF's GMRES for a Krylov
 // space of KrylovSpace() vectors (clamped to 1…30) instead of CVODE's
-// five: one
-// that captures only the stiffest part of J and leaves GMRES more to do,
-// where a Newton iteration that fails for want of Krylov vectors costs a
-// shorter step and a fresh setup.
+// five: one that captures only the stiffest part of J and leaves GMRES
+// more to do, where a Newton iteration that fails for want of Krylov
+// vectors costs a shorter step and a fresh setup.
 type KrylovSpacer interface {
 	KrylovSpace() int
 }
