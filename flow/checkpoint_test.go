@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -22,12 +21,7 @@ import (
 // extension) the resumed first pass is followed by a second one.
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	t.Parallel()
-	data, err := law.NewData(law.PowerLaw(6, 1, 1), law.RandomRotation(6, 1), law.Lengths{Nu: 1.0 / 31})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSys(t, data, Model{Kind: Separate, H: 6, R: 1, Tau: 1})
-	y0, _ := s.Init(0.01, 3)
+	s, y0 := powerLawSix(t)
 	killed := errors.New("killed")
 	for _, c := range []struct {
 		m     ode.Method
@@ -115,12 +109,7 @@ func TestResumeRefusesForeign(t *testing.T) {
 // and from a second pass (DenseBytes 1).
 func TestStateEvery(t *testing.T) {
 	t.Parallel()
-	data, err := law.NewData(law.PowerLaw(6, 1, 1), law.RandomRotation(6, 1), law.Lengths{Nu: 1.0 / 31})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSys(t, data, Model{Kind: Separate, H: 6, R: 1, Tau: 1})
-	y0, _ := s.Init(0.01, 3)
+	s, y0 := powerLawSix(t)
 	n := s.Len()
 	for _, c := range []struct {
 		m     ode.Method

@@ -57,12 +57,7 @@ func TestRunZeroSettings(t *testing.T) {
 // states again, with their preconditioner setups.
 func TestOnePassEqualsTwoPasses(t *testing.T) {
 	t.Parallel()
-	data, err := law.NewData(law.PowerLaw(6, 1, 1), law.RandomRotation(6, 1), law.Lengths{Nu: 1.0 / 31})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSys(t, data, Model{Kind: Separate, H: 6, R: 1, Tau: 1})
-	y0, _ := s.Init(0.01, 3)
+	s, y0 := powerLawSix(t)
 	for _, m := range []ode.Method{ode.Auto, ode.BDF} {
 		rs := RunSettings{Samples: 301, Method: m}
 		one, err := s.Run(context.Background(), y0, rs)
@@ -150,4 +145,18 @@ func TestRecorder(t *testing.T) {
 	if len(rec.states) != n*s.Len() || rec.states[3*(n-1)+2] != 3 {
 		t.Errorf("states %v", rec.states)
 	}
+}
+
+// powerLawSix is the run of the one-pass and checkpoint tests: the
+// separate model, D = H = 6, R = 1, power-law Λ in a random basis, N = 31,
+// from the paper's initialization (w_init = 0.01, seed 3).
+func powerLawSix(t *testing.T) (*System, []float64) {
+	t.Helper()
+	data, err := law.NewData(law.PowerLaw(6, 1, 1), law.RandomRotation(6, 1), law.Lengths{Nu: 1.0 / 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSys(t, data, Model{Kind: Separate, H: 6, R: 1, Tau: 1})
+	y0, _ := s.Init(0.01, 3)
+	return s, y0
 }
