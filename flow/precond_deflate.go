@@ -136,13 +136,13 @@ func (p *deflatePrecond) lanczos() {
 	for k := range q[0] {
 		q[0][k] = rng.NormFloat64()
 	}
-	scaleVec(q[0], 1/norm2(q[0]))
+	impl.Dscal(p.n, 1/impl.Dnrm2(p.n, q[0], 1), q[0], 1)
 	alpha, beta := make([]float64, 0, p.m), make([]float64, 0, p.m)
 	m := 0
 	for j := 0; j < p.m; j++ {
 		p.lin.Apply(w, q[j])
-		scaleVec(w, -1)
-		alpha = append(alpha, dot2(w, q[j]))
+		impl.Dscal(p.n, -1, w, 1)
+		alpha = append(alpha, impl.Ddot(p.n, w, 1, q[j], 1))
 		impl.Daxpy(p.n, -alpha[j], q[j], 1, w, 1) // the three-term recurrence, then the reorthogonalization
 		if j > 0 {
 			impl.Daxpy(p.n, -beta[j-1], q[j-1], 1, w, 1)
@@ -155,7 +155,7 @@ func (p *deflatePrecond) lanczos() {
 		}
 		beta = append(beta, b)
 		copy(q[j+1], w)
-		scaleVec(q[j+1], 1/b)
+		impl.Dscal(p.n, 1/b, q[j+1], 1)
 	}
 	p.ritz(alpha, beta, m)
 }
@@ -171,11 +171,11 @@ func (p *deflatePrecond) lanczos() {
 //	Math. Comp. 30 (1976) 772–795.
 func (p *deflatePrecond) orthogonalize(w []float64, k int) float64 {
 	n, c := p.n, p.proj[:k]
-	before := norm2(w)
+	before := impl.Dnrm2(n, w, 1)
 	for pass := 0; pass < 2; pass++ {
 		impl.Dgemv(blas.NoTrans, k, n, 1, p.slab, n, w, 1, 0, c, 1)
 		impl.Dgemv(blas.Trans, k, n, -1, p.slab, n, c, 1, 1, w, 1)
-		after := norm2(w)
+		after := impl.Dnrm2(n, w, 1)
 		if after > before/math.Sqrt2 {
 			return after
 		}
@@ -237,21 +237,5 @@ func (p *deflatePrecond) ritz(alpha, beta []float64, m int) {
 		for r := 0; r < kk; r++ {
 			copy(q[r][k0:k0+nc], out[r*nc:(r+1)*nc])
 		}
-	}
-}
-
-func dot2(x, y []float64) float64 {
-	var s float64
-	for i, v := range x {
-		s += v * y[i]
-	}
-	return s
-}
-
-func norm2(x []float64) float64 { return math.Sqrt(dot2(x, x)) }
-
-func scaleVec(x []float64, c float64) {
-	for i := range x {
-		x[i] *= c
 	}
 }

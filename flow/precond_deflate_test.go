@@ -53,7 +53,7 @@ func TestDeflatePrecond(t *testing.T) {
 			if i == j {
 				want = 1
 			}
-			if g := dot2(p.q[i], p.q[j]); math.Abs(g-want) > 1e-10 {
+			if g := impl.Ddot(p.n, p.q[i], 1, p.q[j], 1); math.Abs(g-want) > 1e-10 {
 				t.Fatalf("Ritz vectors %d, %d: inner product %g, want %g", i, j, g, want)
 			}
 		}
@@ -65,7 +65,7 @@ func TestDeflatePrecond(t *testing.T) {
 		t.Errorf("Solve applies %d of %d Ritz pairs", len(p.scale), k)
 	}
 	for i := range p.scale {
-		c := gamma * p.theta[i] * dot2(p.q[i], x)
+		c := gamma * p.theta[i] * impl.Ddot(p.n, p.q[i], 1, x, 1)
 		for j := range px {
 			px[j] += c * p.q[i][j]
 		}
