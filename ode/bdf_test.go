@@ -316,15 +316,18 @@ type weakHeat struct {
 func (w weakHeat) KrylovSpace() int { return w.space }
 
 // TestBDFKrylovSpace: a preconditioner that leaves GMRES much to do may ask
-// for a larger Krylov space (ode.KrylovSpacer). On the heat equation (n =
-// 4000, t ≤ 10⁻³) preconditioned with a thousandth of its diffusion, the
-// eigenvalues of P⁻¹(I − γT) spread over three orders of magnitude: with
-// CVODE's five Krylov vectors GMRES fails in the stiff steps and BDF
-// shortens them (288 steps, 164 rejected, when written); with twenty it
-// converges (16 steps), and both solutions match the exact semi-discrete
-// one (odetest.Heat).
+// for a larger Krylov space (ode.KrylovSpacer), and the Newton iteration
+// takes GMRES's reduced, unconverged solutions as inexact Newton steps
+// (linearSolve). On the heat equation (n = 4000, t ≤ 10⁻³) preconditioned
+// with a thousandth of its diffusion, the eigenvalues of P⁻¹(I − γT)
+// spread over three orders of magnitude: CVODE's five Krylov vectors do
+// not reach GMRES's tolerance (almost every solve takes all five), yet BDF
+// keeps its steps long (17 steps, 2 rejected, when written; 288 and 164
+// when an unconverged solve after the first Newton iteration failed the
+// step, as in CVODE); with twenty vectors the solves take more than five
+// iterations (14 on average, 12 steps); both solutions match the exact
+// semi-discrete one (odetest.Heat).
 func TestBDFKrylovSpace(t *testing.T) {
-	steps := map[int]int{}
 	for _, space := range []int{5, 20} {
 		heat := odetest.Heat(4000, 1e-3)
 		hp := heatPrecond(4000)
@@ -338,10 +341,15 @@ func TestBDFKrylovSpace(t *testing.T) {
 			t.Errorf("Krylov space %d: max error %.3g", space, e)
 		}
 		st := res.Stats
-		steps[space] = st.Steps
 		t.Logf("Krylov space %d: %d steps, %d rejected, %d solves, %d GMRES iterations", space, st.Steps, st.Rejected, st.LinearSolves, st.KrylovIters)
-	}
-	if 4*steps[20] >= steps[5] {
-		t.Errorf("steps %v: want four times fewer with twenty Krylov vectors", steps)
+		perSolve := float64(st.KrylovIters) / float64(st.LinearSolves)
+		switch {
+		case space == 5 && perSolve < 4.5:
+			t.Errorf("Krylov space 5: %.3g iterations per solve; the test wants GMRES short of its tolerance", perSolve)
+		case space == 20 && perSolve <= 5:
+			t.Errorf("Krylov space 20: %.3g iterations per solve, want more than five", perSolve)
+		case st.Steps > 40:
+			t.Errorf("Krylov space %d: %d steps, want at most 40 (inexact Newton steps accepted)", space, st.Steps)
+		}
 	}
 }

@@ -1,6 +1,14 @@
 package ode
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// impl is gonum's BLAS, called directly on the basis's slab.
+var impl gonum.Implementation
 
 // gmres solves M x = b approximately by the generalized minimal residual
 // method with right preconditioning, in the norm weighted by the error
@@ -23,6 +31,9 @@ import "math"
 type gmres struct {
 	maxl int
 	v    [][]float64 // the unnormalized Krylov basis ṽ_k, maxl+1 vectors (ṽ₀ is b)
+	rest []float64   // ṽ_1..ṽ_maxl, contiguous (row-major maxl × n) for Dgemv
+	wx   []float64   // W²x in project
+	h, a []float64   // project's inner products and coefficients
 	c    []float64   // their norms
 	own0 []float64   // the storage of ṽ₀ when it is not b
 	zs   [][]float64 // P⁻¹ṽ_k, kept for the solution (as flexible GMRES keeps them)
@@ -55,14 +66,16 @@ func newGMRES(n, maxl int) *gmres {
 		panic("ode: gmres: maxl out of range")
 	}
 	g := &gmres{maxl: maxl, c: make([]float64, maxl+1), cs: make([]float64, maxl), sn: make([]float64, maxl),
-		g: make([]float64, maxl+1), y: make([]float64, maxl)}
-	slab := make([]float64, (2*maxl+1)*n)
+		g: make([]float64, maxl+1), y: make([]float64, maxl), h: make([]float64, maxl+1), a: make([]float64, maxl+1)}
+	slab := make([]float64, (2*maxl+2)*n)
 	for k := 0; k <= maxl; k++ {
 		g.v = append(g.v, slab[k*n:(k+1)*n:(k+1)*n])
 	}
+	g.rest = slab[n : (maxl+1)*n : (maxl+1)*n]
 	for k := maxl + 1; k <= 2*maxl; k++ {
 		g.zs = append(g.zs, slab[k*n:(k+1)*n:(k+1)*n])
 	}
+	g.wx = slab[(2*maxl+1)*n:]
 	g.own0 = g.v[0]
 	for k := 0; k < maxl; k++ {
 		g.hess = append(g.hess, make([]float64, k+2))
@@ -142,44 +155,33 @@ func (g *gmres) arnoldi(k int, w []float64, apply, psolve func(dst, v []float64)
 }
 
 // project subtracts from x its components along ṽ_0..ṽ_k, adds
-// ⟨x, ṽ_j⟩ to col[j], and returns the norms of x before and after: the
-// inner products in simple passes (the first with the norm before), the
-// subtractions in passes of their own, the last with the norm after.
+// ⟨x, ṽ_j⟩ to col[j], and returns the norms of x before and after: one
+// pass for W²x and the norm before, the inner products and the
+// subtractions with ṽ_1..ṽ_k as two matrix–vector products over the
+// contiguous basis (gonum's Dgemv), and one pass for the norm after.
 func (g *gmres) project(k int, x, w, col []float64) (before, after float64) {
 	n := len(x)
-	x, w = x[:n], w[:n]
-	var h [gmresMaxKrylov + 1]float64
-	v0 := g.v[0][:n]
-	var s0, d0 float64
+	x, w, wx := x[:n], w[:n], g.wx[:n]
+	var s0 float64
 	for i, xi := range x {
-		wx := w[i] * xi
-		s0 += wx * wx
-		d0 += wx * w[i] * v0[i]
+		t := w[i] * xi
+		s0 += t * t
+		wx[i] = w[i] * t
 	}
-	h[0] = d0
-	for j := 1; j <= k; j++ {
-		vj := g.v[j][:n]
-		var d float64
-		for i, xi := range x {
-			d += w[i] * w[i] * xi * vj[i]
-		}
-		h[j] = d
-	}
-	for j := 0; j < k; j++ {
-		axpy(-h[j]/(g.c[j]*g.c[j]), g.v[j], x)
-	}
-	vk, hk := g.v[k][:n], h[k]/(g.c[k]*g.c[k])
-	var s float64
-	for i, xi := range x {
-		xi -= hk * vk[i]
-		x[i] = xi
-		xi *= w[i]
-		s += xi * xi
+	h, a := g.h, g.a
+	h[0] = impl.Ddot(n, wx, 1, g.v[0], 1)
+	if k > 0 {
+		impl.Dgemv(blas.NoTrans, k, n, 1, g.rest, n, wx, 1, 0, h[1:k+1], 1)
 	}
 	for j := 0; j <= k; j++ {
+		a[j] = -h[j] / (g.c[j] * g.c[j])
 		col[j] += h[j]
 	}
-	return math.Sqrt(s0), math.Sqrt(s)
+	impl.Daxpy(n, a[0], g.v[0], 1, x, 1)
+	if k > 0 {
+		impl.Dgemv(blas.Trans, k, n, 1, g.rest, n, a[1:k+1], 1, 1, x, 1)
+	}
+	return math.Sqrt(s0), wnorm(x, w)
 }
 
 // rotate applies the previous Givens rotations to column k, makes the one
@@ -239,3 +241,5 @@ func wnorm(v, w []float64) float64 {
 	}
 	return math.Sqrt(s)
 }
+
+var lastRes, lastBeta, lastDelta float64

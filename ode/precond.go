@@ -46,7 +46,7 @@ type KrylovSpacer interface {
 
 // KrylovSpace returns the Krylov space BDF's GMRES takes with the
 // preconditioner p (nil: none or ode's dense LU): CVODE's five vectors
-// unless p asks for another (KrylovSpacer). GMRES holds 2·maxl + 1
+// unless p asks for another (KrylovSpacer). GMRES holds 2·maxl + 2
 // vectors of the state's length.
 func KrylovSpace(p Preconditioner) int {
 	if ks, ok := p.(KrylovSpacer); ok {
