@@ -69,16 +69,19 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 	case ode.DenseImplicit:
 		m.Solver += 8 * 6 * ni * ni // Radau5's J, E₁ and the 2n × 2n E₂; Rodas5P's 2n²
 	case ode.Multistep:
-		maxl := ode.KrylovSpace(nil) // GMRES holds 2·maxl + 1 vectors
+		maxl := ode.KrylovSpace(nil) // GMRES holds 2·maxl + 2 vectors
 		switch precondOf(run, s.d, s.Data.Standard()) {
 		case deflatePreconditioner:
-			m.Precond, maxl = 8*float64(min(DeflateSteps, int(ni))+1)*ni, deflateKrylov
+			// The Lanczos basis in double precision, the Ritz vectors in
+			// single, and Solve's two single-precision vectors.
+			k := float64(min(DeflateSteps, int(ni)))
+			m.Precond, maxl = 8*(k+1)*ni+4*k*ni+8*ni, deflateKrylov
 		case blockPreconditioner:
 			m.Precond = 8 * (2*precondMaxBlock + 12) * ni // a block's LU and J, a dozen vectors
 		default:
 			m.Solver += 8 * 2 * ni * ni // ode's dense LU: J and I − γJ
 		}
-		m.Krylov = 8 * float64(2*maxl+1) * ni
+		m.Krylov = 8 * float64(2*maxl+2) * ni
 	}
 	return m
 }

@@ -42,6 +42,12 @@ type deflatePrecond struct {
 	scale   []float64   // 1/(1 + γθ) − 1
 	w, proj []float64
 	have    bool
+
+	// The kept Ritz vectors in single precision (row-major k × n), which
+	// Solve reads: its two passes over them are bound by memory bandwidth,
+	// and a preconditioner needs no more than single precision (GMRES
+	// corrects it); r32, c32 and acc32 are Solve's.
+	v32, r32, c32, acc32 []float32
 }
 
 // deflateMinDim is the state length from which the merged full layer's
@@ -83,7 +89,8 @@ func (p *deflatePrecond) KrylovSpace() int { return deflateKrylov }
 func newDeflatePrecond(s *System) *deflatePrecond {
 	n := s.n
 	m := min(DeflateSteps, n)
-	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, w: make([]float64, n), proj: make([]float64, m+1)}
+	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, w: make([]float64, n), proj: make([]float64, m+1),
+		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m), acc32: make([]float32, n)}
 	slab := make([]float64, (m+1)*n)
 	p.slab = slab
 	for j := 0; j <= m; j++ {
@@ -111,18 +118,26 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 	return fresh, nil
 }
 
+// Solve writes z = P⁻¹r = r + V diag(scale) Vᵀr, the products with V in
+// single precision (the inner products accumulated in double: Dsdot), so
+// that z is P⁻¹r to about 10⁻⁷ of r.
 func (p *deflatePrecond) Solve(z, r []float64) {
 	copy(z, r)
 	k, n := len(p.scale), p.n
 	if k == 0 {
 		return
 	}
-	c := p.proj[:k]
-	impl.Dgemv(blas.NoTrans, k, n, 1, p.slab, n, r, 1, 0, c, 1) // c = Vᵀr
-	for i, sc := range p.scale {
-		c[i] *= sc
+	r32, c, acc := p.r32, p.c32[:k], p.acc32
+	for i, x := range r {
+		r32[i] = float32(x)
 	}
-	impl.Dgemv(blas.Trans, k, n, 1, p.slab, n, c, 1, 1, z, 1) // z += V c
+	for i, sc := range p.scale {
+		c[i] = float32(sc * impl.Dsdot(n, p.v32[i*n:(i+1)*n], 1, r32, 1))
+	}
+	impl.Sgemv(blas.Trans, k, n, 1, p.v32, n, c, 1, 0, acc, 1) // acc = V c
+	for i, a := range acc {
+		z[i] += float64(a)
+	}
 }
 
 // lanczos runs m steps of the Lanczos iteration on −J from a fixed
@@ -236,6 +251,9 @@ func (p *deflatePrecond) ritz(alpha, beta []float64, m int) {
 		gemm.Mul(kk, nc, m, sk, tmp, out)
 		for r := 0; r < kk; r++ {
 			copy(q[r][k0:k0+nc], out[r*nc:(r+1)*nc])
+			for j, x := range out[r*nc : (r+1)*nc] {
+				p.v32[r*n+k0+j] = float32(x)
+			}
 		}
 	}
 }

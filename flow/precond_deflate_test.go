@@ -14,7 +14,7 @@ import (
 // TestDeflatePrecond: the Ritz values the preconditioner keeps are the
 // largest eigenvalues of −J (the dense Jacobian, Linearization.Dense), its
 // Ritz vectors orthonormal, and Solve inverts P = I + γ V diag(θ) Vᵀ on
-// the pairs with γθ ≥ deflateMin.
+// the pairs with γθ ≥ deflateMin, to single precision.
 func TestDeflatePrecond(t *testing.T) {
 	s := newSys(t, taskLawData(t, 4, 0.5, 2, 5), Model{Kind: Merged, H: 3, Tau: 1.5, Layer: FullLayer})
 	y := randomState(s, 0.5, 4)
@@ -72,7 +72,9 @@ func TestDeflatePrecond(t *testing.T) {
 	}
 	z := make([]float64, n)
 	p.Solve(z, px)
-	if e := relErr(z, x); e > 1e-13 {
+	// Solve's products with the Ritz vectors are in single precision
+	// (unit roundoff 6·10⁻⁸), its inner products accumulated in double.
+	if e := relErr(z, x); e > 1e-6 {
 		t.Errorf("P⁻¹(P x) differs from x by %.3g", e)
 	}
 }
