@@ -112,3 +112,37 @@ func BenchmarkFullConverge(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeflateSolve times one application of the deflation
+// preconditioner (deflatePrecond.Solve, GMRES's every iteration) with all
+// its kept Ritz pairs applied (γ large), against one evaluation of the
+// flow, at D = 16 and 32 (merged full layer, H = D, matfreeData).
+//
+//	go test ./flow -run XXX -bench DeflateSolve
+func BenchmarkDeflateSolve(b *testing.B) {
+	for _, d := range []int{16, 32} {
+		s, err := NewSystem(matfreeData(b, d), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
+		if err != nil {
+			b.Fatal(err)
+		}
+		y := randomState(s, 0.1, 1)
+		p := newDeflatePrecond(s)
+		if _, err := p.Setup(0, y, 1e6, false); err != nil {
+			b.Fatal(err)
+		}
+		r, z := randomState(s, 1, 2), make([]float64, len(y))
+		b.Run(fmt.Sprintf("solve/D=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p.Solve(z, r)
+			}
+			b.ReportMetric(float64(len(p.scale)), "pairs")
+		})
+		b.Run(fmt.Sprintf("deriv/D=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				s.DerivEigen(z, y)
+			}
+		})
+	}
+}
