@@ -33,9 +33,9 @@ type gmres struct {
 	v    [][]float64 // the unnormalized Krylov basis ṽ_k, maxl+1 vectors (ṽ₀ is b)
 	rest []float64   // ṽ_1..ṽ_maxl, contiguous (row-major maxl × n) for Dgemv
 	wx   []float64   // W²x in project
-	h, a []float64   // project's inner products and coefficients
-	c    []float64   // their norms
+	c    []float64   // the basis's norms
 	own0 []float64   // the storage of ṽ₀ when it is not b
+	h, a []float64   // project's inner products and coefficients
 	zs   [][]float64 // P⁻¹ṽ_k, kept for the solution (as flexible GMRES keeps them)
 	hess [][]float64 // the Hessenberg matrix, column k in hess[k] (k+2 entries)
 	cs   []float64   // Givens rotations
