@@ -44,9 +44,9 @@ type deflatePrecond struct {
 	have    bool
 
 	// The kept Ritz vectors in single precision (row-major k × n), which
-	// Solve reads: its two passes over them are bound by memory bandwidth,
-	// and a preconditioner needs no more than single precision (GMRES
-	// corrects it); r32, c32 and acc32 are Solve's.
+	// Solve reads: its two passes over them are most of its cost, and a
+	// preconditioner needs no more than single precision (GMRES corrects
+	// it); r32, c32 and acc32 are Solve's.
 	v32, r32, c32, acc32 []float32
 }
 

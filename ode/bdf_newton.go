@@ -199,9 +199,8 @@ func (st *bdfStepper) update() (del, acnrm float64) {
 // by two fresh setups that reduced GMRES's residual no further and by a
 // step a quarter as long; accepted, the integration from a checkpoint at
 // t = 2.56·10⁷ went 2.6 times as far in a minute, without a failure.
-// With the dense LU the
-// solve is direct while γ is within 30 % of the factorization's, else
-// (staleLU) GMRES preconditioned by it.
+// With the dense LU the solve is direct while γ is within 30 % of the
+// factorization's, else (staleLU) GMRES preconditioned by it.
 func (st *bdfStepper) linearSolve(t float64, m int, bnorm float64) bool {
 	in := st.in
 	tol := bdfLinTol * st.hs.tq4
