@@ -74,7 +74,7 @@ func BenchmarkFullEval(b *testing.B) {
 // sampled by default. It reports the CPU time of the process (cpu-s/op),
 // the peak live heap, the steps, the evaluations of the flow, GMRES.s
 // Jacobian–vector products (jvps), the fresh setups of the
-// deflation preconditioner (each DeflateSteps JVPs: setups), and the
+// deflation preconditioner (each DeflateStepsMerged JVPs: setups), and the
 // steps and fresh setups that sampling took again (replayed,
 // replay-setups; ode.Solution.ReplayStats).
 //

@@ -74,8 +74,11 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		case deflatePreconditioner:
 			// The Lanczos basis in double precision, the Ritz vectors in
 			// single, and Solve's two single-precision vectors.
-			k := float64(min(DeflateSteps, int(ni)))
+			k := float64(min(deflateSteps(run), int(ni)))
 			m.Precond, maxl = 8*(k+1)*ni+4*k*ni+8*ni, deflateKrylov
+			if run.Kind == Merged {
+				m.Precond += kronBytes(s.d, run.H) // its structured deflation
+			}
 		case blockPreconditioner:
 			m.Precond = 8 * (2*precondMaxBlock + 12) * ni // a block's LU and J, a dozen vectors
 		default:

@@ -12,7 +12,9 @@ import (
 // Preconditioner returns the preconditioner of the flow's Newton matrix
 // I − γJ for ode.BDF (ode.Problem.Precond): for the full layer too large
 // to factor (n > ode.MaxDenseDim), and the merged full layer from
-// deflateMinDim on, I − γJ on J's stiffest eigenvectors (deflatePrecond);
+// deflateMinDim on, I − γJ on J's stiffest eigenvectors (deflatePrecond),
+// for the merged model with the Kronecker structure of its key–query
+// block's curvature on their complement (kronDeflation);
 // nil for the merged model, the smaller full layer and task laws with
 // fixed tasks (whose Jacobian entries jacEntries does not know; BDF then
 // factors I − γJ densely).

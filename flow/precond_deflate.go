@@ -2,11 +2,9 @@ package flow
 
 import (
 	"math"
-	"math/rand/v2"
 
 	"github.com/linattn/linattn/flow/internal/gemm"
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/mat"
 )
 
 // deflatePrecond is the preconditioner of BDF's Newton matrix I − γJ for
@@ -15,7 +13,7 @@ import (
 //
 //	P = I + γ V diag(θ) Vᵀ,   P⁻¹ = I + V diag(1/(1 + γθ) − 1) Vᵀ,
 //
-// with (θ_i, v_i) the Ritz pairs of −J from DeflateSteps steps of the
+// with (θ_i, v_i) the Ritz pairs of −J from deflateSteps steps of the
 // Lanczos iteration on the analytic Jacobian–vector products (J is
 // symmetric: J = −∇²L/(2τ)), those with θ_i > 0 whose residual is below
 // a tenth of θ_i. The flow's stiffness sits in a few modes of the learned
@@ -23,9 +21,20 @@ import (
 // beyond 1 in modulus, 34 beyond 0.1, 90 beyond 10⁻², among 4624), too
 // many for BDF's five Krylov vectors, so that unpreconditioned GMRES
 // fails and BDF cuts its steps. P is symmetric positive definite for any
-// V with orthonormal columns and θ > 0. A setup costs DeflateSteps
-// Jacobian–vector products and O(DeflateSteps²·n) for the full
+// V with orthonormal columns and θ > 0. A setup costs deflateSteps
+// Jacobian–vector products and O(deflateSteps²·n) for the full
 // reorthogonalization; only γ changes between the Jacobian's setups.
+//
+// On the merged model's long final approach the steps make hundreds more
+// modes stiff than the Lanczos vectors hold; most are in the key–query
+// block, where the curvature has a Kronecker structure (kronDeflation:
+// P_S = I + γ S diag(λ_fμ_j/τ) Sᵀ on its vectors S). There P is the
+// two-level
+//
+//	P⁻¹ = V diag(1/(1 + γθ)) Vᵀ + (I − VVᵀ) P_S⁻¹ (I − VVᵀ),
+//
+// exact on the Ritz vectors and P_S on their complement, symmetric
+// positive definite as both parts are (Solve).
 //
 // References:
 //
@@ -34,20 +43,27 @@ import (
 //	B. Carpentieri, I. S. Duff, L. Giraud, A class of spectral two-level
 //	preconditioners, SIAM J. Sci. Comput. 25 (2003) 749–765.
 type deflatePrecond struct {
-	lin     *Linearization
-	n, m    int
-	slab    []float64   // q's storage, (m+1)×n row-major
-	q       [][]float64 // the Lanczos basis, then the kept Ritz vectors
-	theta   []float64   // their Ritz values
-	scale   []float64   // 1/(1 + γθ) − 1
-	w, proj []float64
-	have    bool
+	lin   *Linearization
+	n, m  int
+	lz    *lanczos
+	q     [][]float64 // lz's basis, then the kept Ritz vectors
+	theta []float64   // their Ritz values
+	scale []float64   // 1/(1 + γθ) − 1
+	proj  []float64   // Solve's Vᵀr
+	have  bool
 
 	// The kept Ritz vectors in single precision (row-major k × n), which
 	// Solve reads: its two passes over them are most of its cost, and a
 	// preconditioner needs no more than single precision (GMRES corrects
 	// it); r32, c32 and acc32 are Solve's.
 	v32, r32, c32, acc32 []float32
+
+	// kron is the structured deflation of the merged model's key–query
+	// block (precond_kron.go), nil for the separate model; kb holds the
+	// Ritz vectors' coordinates on its vectors (k × KronPairs·D), c0 and
+	// c1 are Solve's.
+	kron       *kronDeflation
+	kb, c0, c1 []float64
 }
 
 // deflateMinDim is the state length from which the merged full layer's
@@ -65,9 +81,28 @@ type deflatePrecond struct {
 // not finished after ten minutes.
 const deflateMinDim = 256
 
-// DeflateSteps is the number of Lanczos steps of a setup; the
-// preconditioner holds DeflateSteps + 1 vectors of the state's length.
+// DeflateSteps is the number of Lanczos steps of a setup of the deflation
+// alone (the separate model's full layer); the preconditioner holds
+// DeflateSteps + 1 vectors of the state's length.
 const DeflateSteps = 90
+
+// DeflateStepsMerged is the number of Lanczos steps of a setup with the
+// structured deflation (the merged model): with the bulk of the key–query
+// block's stiff modes in P_S, fewer Ritz pairs do. Measured on the merged
+// full layer, H = D, c = 0.5, K = 4, power-law Λ, until converged: 40, 60
+// and 90 steps took 0.49, 0.54 and 0.66 s of CPU at D = 8
+// (BenchmarkFullConverge), 9.7, 8.1 and 8.3 s at D = 16, and the whole
+// command 4 min 18 s, 4 min 7 s and 5 min 25 s at D = 32 (the other core
+// busy).
+const DeflateStepsMerged = 60
+
+// deflateSteps is the number of Lanczos steps of model m's setups.
+func deflateSteps(m Model) int {
+	if m.Kind == Merged {
+		return DeflateStepsMerged
+	}
+	return DeflateSteps
+}
 
 // deflateMin is the least γθ of a Ritz pair that Solve applies.
 const deflateMin = 0.05
@@ -88,13 +123,15 @@ func (p *deflatePrecond) KrylovSpace() int { return deflateKrylov }
 
 func newDeflatePrecond(s *System) *deflatePrecond {
 	n := s.n
-	m := min(DeflateSteps, n)
-	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, w: make([]float64, n), proj: make([]float64, m+1),
+	m := min(deflateSteps(s.Model), n)
+	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, lz: newLanczos(n, m), proj: make([]float64, m),
+		c0: make([]float64, m), c1: make([]float64, m),
 		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m), acc32: make([]float32, n)}
-	slab := make([]float64, (m+1)*n)
-	p.slab = slab
-	for j := 0; j <= m; j++ {
-		p.q = append(p.q, slab[j*n:(j+1)*n:(j+1)*n])
+	p.q = p.lz.q
+	if s.Model.Kind == Merged && s.law.full != nil {
+		if p.kron = newKronDeflation(s, KronPairs); p.kron != nil {
+			p.kb = make([]float64, m*len(p.kron.c))
+		}
 	}
 	return p
 }
@@ -104,7 +141,14 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 	if fresh {
 		p.lin.At(y)
 		p.lanczos()
+		if p.kron != nil {
+			p.kron.at(y)
+			p.kronCoords()
+		}
 		p.have = true
+	}
+	if p.kron != nil {
+		p.kron.setGamma(gamma)
 	}
 	// On the Ritz vectors with γθ < deflateMin, P is the identity to 5%:
 	// Solve leaves them out (θ is decreasing).
@@ -118,33 +162,87 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 	return fresh, nil
 }
 
-// Solve writes z = P⁻¹r = r + V diag(scale) Vᵀr, the products with V in
-// single precision, Vᵀr's sums in blocks of solveBlock columns added in
-// double, so that z is P⁻¹r to about 10⁻⁷ of r.
+// Solve writes z = P⁻¹r = r + V diag(scale) Vᵀr, or with the structured
+// deflation S (the merged model) the two-level
+//
+//	P⁻¹ = V diag(1/(1 + γθ)) Vᵀ + (I − VVᵀ) P_S⁻¹ (I − VVᵀ),
+//	P_S⁻¹ = I + S diag(s) Sᵀ,   s_jf = 1/(1 + γλ_fμ_j/τ) − 1,
+//
+// which with c₀ = Vᵀr, B = VᵀS and E = s ∘ (Sᵀr − Bᵀc₀) is
+// z = r + S E + V(scale ∘ c₀ − B E): two passes over V and two over S.
+// The products with V are in single precision, Vᵀr's sums in blocks of
+// solveBlock columns added in double, so that z is P⁻¹r to about 10⁻⁷ of r.
 func (p *deflatePrecond) Solve(z, r []float64) {
 	copy(z, r)
-	k, n := len(p.scale), p.n
-	if k == 0 {
-		return
+	k := len(p.scale)
+	var c0 []float64
+	if k > 0 {
+		c0 = append(p.c0[:0], p.coords(k, r)...)
 	}
-	r32, c, acc, sums := p.r32, p.c32[:k], p.acc32, p.proj[:k]
-	for i, x := range r {
-		r32[i] = float32(x)
+	coef := p.c1[:k]
+	for i, sc := range p.scale {
+		coef[i] = sc * c0[i]
+	}
+	if kr := p.kron; kr != nil && kr.active > 0 {
+		nc, ld := kr.active*kr.d, len(kr.c)
+		e := kr.c[:nc]
+		kr.coords(e, r, kr.active)
+		if k > 0 {
+			impl.Dgemv(blas.Trans, k, nc, -1, p.kb, ld, c0, 1, 1, e, 1) // Sᵀr − Bᵀc₀
+		}
+		for i, s := range kr.scale[:nc] {
+			e[i] *= s
+		}
+		kr.addSpan(z, e)
+		if k > 0 {
+			impl.Dgemv(blas.NoTrans, k, nc, -1, p.kb, ld, e, 1, 1, coef, 1) // − B E
+		}
+	}
+	if k > 0 {
+		p.addSpan(z, coef)
+	}
+}
+
+// coords returns V_kᵀx for the first k Ritz vectors (in p.proj), their
+// products in single precision, the sums of blocks of solveBlock columns
+// in double.
+func (p *deflatePrecond) coords(k int, x []float64) []float64 {
+	n := p.n
+	r32, c, sums := p.r32, p.c32[:k], p.proj[:k]
+	for i, v := range x {
+		r32[i] = float32(v)
 	}
 	clear(sums)
 	for j0 := 0; j0 < n; j0 += solveBlock {
 		nb := min(solveBlock, n-j0)
 		impl.Sgemv(blas.NoTrans, k, nb, 1, p.v32[j0:], n, r32[j0:j0+nb], 1, 0, c, 1)
-		for i, x := range c {
-			sums[i] += float64(x)
+		for i, v := range c {
+			sums[i] += float64(v)
 		}
 	}
-	for i, sc := range p.scale {
-		c[i] = float32(sc * sums[i])
+	return sums
+}
+
+// addSpan adds V_k c to z (in single precision), k = len(c).
+func (p *deflatePrecond) addSpan(z, c []float64) {
+	k := len(c)
+	c32 := p.c32[:k]
+	for i, v := range c {
+		c32[i] = float32(v)
 	}
-	impl.Sgemv(blas.Trans, k, n, 1, p.v32, n, c, 1, 0, acc, 1) // acc = V c
-	for i, a := range acc {
+	impl.Sgemv(blas.Trans, k, p.n, 1, p.v32, p.n, c32, 1, 0, p.acc32, 1)
+	for i, a := range p.acc32 {
 		z[i] += float64(a)
+	}
+}
+
+// kronCoords sets B = VᵀS, the kept Ritz vectors' coordinates on the
+// structured deflation's vectors (in double).
+func (p *deflatePrecond) kronCoords() {
+	kr := p.kron
+	nc := len(kr.c)
+	for i := range p.theta {
+		kr.coords(p.kb[i*nc:(i+1)*nc], p.q[i], kr.r)
 	}
 }
 
@@ -155,63 +253,15 @@ func (p *deflatePrecond) Solve(z, r []float64) {
 // √solveBlock·6·10⁻⁸.
 const solveBlock = 1024
 
-// lanczos runs m steps of the Lanczos iteration on −J from a fixed
-// start, each new vector reorthogonalized against the whole basis after
-// the three-term recurrence (so that one pass of Gram–Schmidt mostly
-// suffices), and keeps the converged Ritz pairs with θ > 0 in q[:k],
-// theta.
+// lanczos runs m steps of the Lanczos iteration on −J (the analytic
+// Jacobian–vector products) and keeps the converged Ritz pairs with θ > 0
+// in q[:k], theta.
 func (p *deflatePrecond) lanczos() {
-	q, w := p.q, p.w
-	rng := rand.New(rand.NewPCG(1, 2)) // a fixed start: the same bits every run
-	for k := range q[0] {
-		q[0][k] = rng.NormFloat64()
+	negJ := func(dst, x []float64) {
+		p.lin.Apply(dst, x)
+		impl.Dscal(p.n, -1, dst, 1)
 	}
-	impl.Dscal(p.n, 1/impl.Dnrm2(p.n, q[0], 1), q[0], 1)
-	alpha, beta := make([]float64, 0, p.m), make([]float64, 0, p.m)
-	m := 0
-	for j := 0; j < p.m; j++ {
-		p.lin.Apply(w, q[j])
-		impl.Dscal(p.n, -1, w, 1)
-		alpha = append(alpha, impl.Ddot(p.n, w, 1, q[j], 1))
-		impl.Daxpy(p.n, -alpha[j], q[j], 1, w, 1) // the three-term recurrence, then the reorthogonalization
-		if j > 0 {
-			impl.Daxpy(p.n, -beta[j-1], q[j-1], 1, w, 1)
-		}
-		b := p.orthogonalize(w, j+1)
-		m = j + 1
-		if !(b > 1e-12*math.Abs(alpha[0])) || j+1 == p.m {
-			beta = append(beta, b)
-			break
-		}
-		beta = append(beta, b)
-		copy(q[j+1], w)
-		impl.Dscal(p.n, 1/b, q[j+1], 1)
-	}
-	p.ritz(alpha, beta, m)
-}
-
-// orthogonalize makes w orthogonal to the basis q[:k] by classical
-// Gram–Schmidt, a second time where the first lost more than 1 − 1/√2 of
-// w's norm (the DGKS criterion: twice is enough), and returns ‖w‖.
-//
-// References:
-//
-//	J. W. Daniel, W. B. Gragg, L. Kaufman, G. W. Stewart, Reorthogonalization
-//	and stable algorithms for updating the Gram–Schmidt QR factorization,
-//	Math. Comp. 30 (1976) 772–795.
-func (p *deflatePrecond) orthogonalize(w []float64, k int) float64 {
-	n, c := p.n, p.proj[:k]
-	before := impl.Dnrm2(n, w, 1)
-	for pass := 0; pass < 2; pass++ {
-		impl.Dgemv(blas.NoTrans, k, n, 1, p.slab, n, w, 1, 0, c, 1)
-		impl.Dgemv(blas.Trans, k, n, -1, p.slab, n, c, 1, 1, w, 1)
-		after := impl.Dnrm2(n, w, 1)
-		if after > before/math.Sqrt2 {
-			return after
-		}
-		before = after
-	}
-	return before
+	p.ritz(p.lz.run(negJ, [2]uint64{1, 2}))
 }
 
 // ritz keeps the converged Ritz pairs with θ > 0 of the m Lanczos steps
@@ -219,21 +269,11 @@ func (p *deflatePrecond) orthogonalize(w []float64, k int) float64 {
 // T = Qᵀ(−J)Q, their vectors Q s_i written over the basis.
 func (p *deflatePrecond) ritz(alpha, beta []float64, m int) {
 	n, q := p.n, p.q
-	t := mat.NewSymDense(m, nil)
-	for i := 0; i < m; i++ {
-		t.SetSym(i, i, alpha[i])
-		if i+1 < m {
-			t.SetSym(i, i+1, beta[i])
-		}
-	}
-	var eig mat.EigenSym
 	p.theta = p.theta[:0]
-	if !eig.Factorize(t, true) {
+	vals, vecs, ok := tridiagonalEigen(alpha, beta, m)
+	if !ok {
 		return
 	}
-	vals := eig.Values(nil)
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
 	// Keep the pairs whose residual β_m |s_mi| is below θ_i/10, largest
 	// first, and build their Ritz vectors Q s_i in place of the basis, a
 	// row of Q at a time.

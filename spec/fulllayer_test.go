@@ -18,8 +18,8 @@ import (
 // (flow.StateStride: ⌈2001·n·8/160 MiB⌉ = 26), and as many recorded by the
 // first pass; BDF (flow.MethodFor: the full layer under a task law) keeps
 // its continuous extension within flow.BDFKeptStates = 2 times the states
-// kept, holds the deflation preconditioner's flow.DeflateSteps + 1 = 91
-// vectors, GMRES's 2·20 + 1 = 41 (ode's gmres with the deflation's Krylov
+// kept, holds the deflation preconditioner's flow.DeflateStepsMerged + 1
+// = 61 vectors (its structured deflation is a few MB), GMRES's 2·20 + 1 = 41 (ode's gmres with the deflation's Krylov
 // space of 20) and its own 22 (the Nordsieck array's 6, 5 for its dense
 // output, 11 of Newton's); the moments (flow.MomentBytes); and linattn's
 // arrays, a copy of each state kept with its map M (D²). A memory too
@@ -33,7 +33,7 @@ func TestFullLayerLargeD(t *testing.T) {
 		t.Fatalf("D = 64 full layer: %v", err)
 	}
 	const n, kept, d = 270400, 78, 64
-	vectors := float64(kept + kept + 2*kept + 91 + 41 + 22)
+	vectors := float64(kept + kept + 2*kept + 61 + 41 + 22)
 	held := 8*(vectors*n+kept*(n+d*d)) + flow.MomentBytes(flow.FullLayer, d)
 	if b := job.MemoryBytes; b > 4e9 || b < held/2 || b > 2*held {
 		t.Errorf("D = 64 full layer: estimated %.3g bytes, want below 4 GB and within a factor 2 of the %.3g the run holds", b, held)
