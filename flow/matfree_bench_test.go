@@ -104,7 +104,7 @@ func BenchmarkFullConverge(b *testing.B) {
 			b.ReportMetric(float64(st.KrylovIters), "jvps")
 			b.ReportMetric(float64(st.JacEvals), "setups")
 			if tr.dense != nil {
-				rs := tr.dense.ReplayStats()
+				rs := tr.replayStats()
 				b.ReportMetric(float64(rs.Steps), "replayed")
 				b.ReportMetric(float64(rs.JacEvals), "replay-setups")
 			}

@@ -23,11 +23,15 @@ type RunMemory struct {
 	Solver float64
 	// Precond is BDF's preconditioner and Krylov its GMRES's basis.
 	Precond, Krylov float64
+	// Forks is what the goroutines that sample a thinned extension beside
+	// the first hold (Trajectory.sample, SampleWorkers): each an
+	// integrator, a preconditioner and GMRES's basis of its own.
+	Forks float64
 }
 
 // Total returns the sum of the parts.
 func (m RunMemory) Total() float64 {
-	return m.States + m.Recorder + m.Samples + m.Dense + m.Solver + m.Precond + m.Krylov
+	return m.States + m.Recorder + m.Samples + m.Dense + m.Solver + m.Precond + m.Krylov + m.Forks
 }
 
 // The integrator's work vectors of the state's length: DOP853's 12
@@ -85,6 +89,9 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 			m.Solver += 8 * 2 * ni * ni // ode's dense LU: J and I − γJ
 		}
 		m.Krylov = 8 * float64(2*maxl+2) * ni
+	}
+	if first && m.Dense > 0 {
+		m.Forks = float64(SampleWorkers(samples)-1) * (m.Solver + m.Precond + m.Krylov)
 	}
 	return m
 }

@@ -226,3 +226,21 @@ func (bp *blockPrecond) find(x int32) int32 {
 	}
 	return x
 }
+
+// forkPreconditioner returns, for s, a copy of the System p was built for
+// (System.clone), a preconditioner of p's kind with scratch space of its
+// own, sharing what p's setups do not change (the merged model's U), so
+// that the two can run in different goroutines with the same results.
+func (s *System) forkPreconditioner(p ode.Preconditioner) ode.Preconditioner {
+	switch p := p.(type) {
+	case nil:
+		return nil
+	case *deflatePrecond:
+		var kron *kronDeflation
+		if p.kron != nil {
+			kron = p.kron.fork()
+		}
+		return newDeflatePrecondWith(s, kron)
+	}
+	return s.Preconditioner()
+}

@@ -93,7 +93,7 @@ const DeflateSteps = 90
 // and 90 steps took 0.49, 0.54 and 0.66 s of CPU at D = 8
 // (BenchmarkFullConverge), 9.7, 8.1 and 8.3 s at D = 16, and the whole
 // command 4 min 18 s, 4 min 7 s and 5 min 25 s at D = 32 (the other core
-// busy).
+// busy; when chosen, before the sampling on every core).
 const DeflateStepsMerged = 60
 
 // deflateSteps is the number of Lanczos steps of model m's setups.
@@ -121,17 +121,27 @@ const deflateKrylov = 20
 // KrylovSpace implements ode.KrylovSpacer.
 func (p *deflatePrecond) KrylovSpace() int { return deflateKrylov }
 
+// newDeflatePrecond returns the deflation of s, with the structured
+// deflation of the merged model's key–query block.
 func newDeflatePrecond(s *System) *deflatePrecond {
+	var kron *kronDeflation
+	if s.Model.Kind == Merged && s.law.full != nil {
+		kron = newKronDeflation(s, KronPairs)
+	}
+	return newDeflatePrecondWith(s, kron)
+}
+
+// newDeflatePrecondWith returns the deflation of s with the structured
+// deflation kron (nil: none).
+func newDeflatePrecondWith(s *System, kron *kronDeflation) *deflatePrecond {
 	n := s.n
 	m := min(deflateSteps(s.Model), n)
 	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, lz: newLanczos(n, m), proj: make([]float64, m),
 		c0: make([]float64, m), c1: make([]float64, m),
 		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m), acc32: make([]float32, n)}
 	p.q = p.lz.q
-	if s.Model.Kind == Merged && s.law.full != nil {
-		if p.kron = newKronDeflation(s, KronPairs); p.kron != nil {
-			p.kb = make([]float64, m*len(p.kron.c))
-		}
+	if kron != nil {
+		p.kron, p.kb = kron, make([]float64, m*len(kron.c))
 	}
 	return p
 }

@@ -47,7 +47,6 @@ func newKronDeflation(s *System, r int) *kronDeflation {
 	d1 := d + 1
 	coef := s.law.full.coef
 	k := &kronDeflation{d: d, h: h, d1: d1, m: h * d1, pairs: coef.Pairs()}
-	np := len(k.pairs)
 	k.lam = make([]float64, d)
 	for f, l := range s.lam {
 		k.lam[f] = l / s.Model.Tau
@@ -57,12 +56,27 @@ func newKronDeflation(s *System, r int) *kronDeflation {
 	}
 	k.moments(s)
 	k.r = min(r, k.m)
+	k.alloc()
+	return k
+}
+
+// alloc gives k the scratch space its setups and products change.
+func (k *kronDeflation) alloc() {
+	d, d1, np := k.d, k.d1, len(k.pairs)
 	k.q = make([]float64, k.r*k.m)
 	k.scale, k.c = make([]float64, k.r*d), make([]float64, k.r*d)
-	k.v, k.x = make([]float64, h*d1), make([]float64, k.m*d)
+	k.v, k.x = make([]float64, k.h*d1), make([]float64, k.m*d)
 	k.mm, k.ra, k.ua = make([]float64, d1*d1), make([]float64, np), make([]float64, np)
 	k.lz = newLanczos(k.m, min(k.m, 2*k.r+20))
-	return k
+}
+
+// fork returns a kronDeflation that shares k's U and indices (which no
+// setup changes) with scratch space of its own, for a preconditioner in
+// another goroutine (System.forkPreconditioner).
+func (k *kronDeflation) fork() *kronDeflation {
+	c := &kronDeflation{d: k.d, h: k.h, d1: k.d1, m: k.m, pairs: k.pairs, u: k.u, lam: k.lam, wIdx: k.wIdx, vIdx: k.vIdx, r: k.r}
+	c.alloc()
+	return c
 }
 
 // indices finds where W's and ṽ's entries sit in θ, and reports whether

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/linattn/linattn/ode"
 )
@@ -360,6 +361,11 @@ type Trajectory struct {
 	sys   *System
 	dense *ode.Solution // eigen coordinates; nil unless kept
 	path  *LossPath     // the loss at the accepted steps
+	// precond is the run's preconditioner, of whose kind the forks that
+	// sample a thinned extension take their own (sampleParallel), and
+	// forkReplays the steps the forks took again.
+	precond     ode.Preconditioner
+	forkReplays ode.Stats
 	// pad zero entries follow each state of the integrated system: the
 	// full layer's extra blocks when Run integrated its reduced flow
 	// (System.Run, "The reduction is exact in context").
@@ -386,7 +392,7 @@ func (tr *Trajectory) sample(times []float64, kept []int, tests bool) (states, l
 	if tr.dense == nil {
 		return nil, nil, test, fmt.Errorf("flow: Trajectory.Sample: the run kept no dense output (RunSettings.DenseBytes)")
 	}
-	n, stride := tr.sys.n, tr.sys.n+tr.pad
+	stride := tr.sys.n + tr.pad
 	rows := len(times)
 	if kept != nil {
 		rows = len(kept)
@@ -397,12 +403,34 @@ func (tr *Trajectory) sample(times []float64, kept []int, tests bool) (states, l
 			test[j] = make([]float64, len(times))
 		}
 	}
+	fill := func(on *Trajectory, lo, hi int) error {
+		return on.sampleRange(times, kept, lo, hi, states, loss, test)
+	}
+	if w := tr.sampleWorkers(len(times)); w > 1 {
+		err = tr.sampleParallel(times, w, fill)
+	} else {
+		err = fill(tr, 0, len(times))
+	}
+	if err != nil {
+		return nil, nil, test, err
+	}
+	return states, loss, test, nil
+}
+
+// sampleRange writes the loss, the states kept and the test losses (where
+// test is not nil) at times[lo:hi] into their places in loss, states and
+// test.
+func (tr *Trajectory) sampleRange(times []float64, kept []int, lo, hi int, states, loss []float64, test [3][]float64) error {
+	n, stride := tr.sys.n, tr.sys.n+tr.pad
 	ye, y := make([]float64, n), make([]float64, stride)
 	testLosses := tr.sys.testLosses()
-	row := 0
-	for i, t := range times {
-		if _, err := tr.dense.At(ye, t); err != nil {
-			return nil, nil, test, fmt.Errorf("flow: Trajectory.Sample: %w", err)
+	row := lo // the row of the first state kept at or after lo
+	if kept != nil {
+		row = sort.SearchInts(kept, lo)
+	}
+	for i := lo; i < hi; i++ {
+		if _, err := tr.dense.At(ye, times[i]); err != nil {
+			return fmt.Errorf("flow: Trajectory.Sample: %w", err)
 		}
 		loss[i] = tr.sys.LossEigen(ye)
 		dst := y
@@ -411,11 +439,11 @@ func (tr *Trajectory) sample(times []float64, kept []int, tests bool) (states, l
 			row++
 		}
 		tr.sys.FromEigen(dst[:n], ye)
-		if tests {
+		if test[0] != nil {
 			test[0][i], test[1][i], test[2][i] = testLosses(dst[:n])
 		}
 	}
-	return states, loss, test, nil
+	return nil
 }
 
 // keptStates returns the indices of the output times of nt whose states
@@ -530,6 +558,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		return nil, err
 	}
 	tr := s.newTrajectory(res, levels)
+	tr.precond = prob.Precond
 	tr.path = path.end(tr.FinalT, tr.FinalLoss)
 	if levels == nil && !s.Data.Standard() {
 		s.findDrops(tr)

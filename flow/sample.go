@@ -228,6 +228,7 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 		tr.Times, tr.Loss, tr.States, tr.Sampling = rec.t, rec.loss, rec.states, AtSteps
 		return tr, err
 	}
+	rec, rs.Observer = nil, nil // the pass succeeded: its recorded states are garbage before the samples are made
 	if !tr.Dense() {
 		return tr, nil
 	}

@@ -64,7 +64,7 @@ func TestOnePassEqualsTwoPasses(t *testing.T) {
 		if err != nil || one.Sampling != FromDense {
 			t.Fatalf("%s, one pass: %v, sampling %v", m.Name(), err, one.Sampling)
 		}
-		if rp := one.dense.ReplayStats(); m == ode.BDF && (rp.Steps == 0 || rp.Decompositions == 0) {
+		if rp := one.replayStats(); m == ode.BDF && (rp.Steps == 0 || rp.Decompositions == 0) {
 			t.Errorf("BDF: %d steps, replayed %+v: want the kept states thinned and steps taken again with their preconditioner", one.Stats.Steps, rp)
 		}
 		for _, budget := range []int{2 << 20, 1} {

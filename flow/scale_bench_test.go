@@ -64,8 +64,8 @@ func BenchmarkPowerLaw(b *testing.B) {
 				b.ReportMetric(float64(tr.Stats.FuncEvals), "evals")
 				b.ReportMetric(float64(tr.Stats.Steps), "steps")
 				if tr.dense != nil { // the steps Sample took again
-					b.ReportMetric(float64(tr.dense.ReplayStats().Steps), "replayed")
-					b.ReportMetric(float64(tr.dense.ReplayStats().FuncEvals), "replay-evals")
+					b.ReportMetric(float64(tr.replayStats().Steps), "replayed")
+					b.ReportMetric(float64(tr.replayStats().FuncEvals), "replay-evals")
 				}
 				b.ReportMetric(float64(tr.Stats.Decompositions), "setups")
 				b.ReportMetric(float64(tr.Stats.JacEvals), "jacs")

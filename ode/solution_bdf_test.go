@@ -2,8 +2,10 @@ package ode
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -218,4 +220,77 @@ func TestBDFSolutionBounded(t *testing.T) {
 	}
 	checkAt(t, "long", sol, teval, res.YEval, nil, nil)
 	t.Logf("%d steps, spacing %d, %d knots, %d setups, %d values", steps, sol.bdf.spacing, len(sol.bdf.knots), len(sol.bdf.setups), sol.size)
+}
+
+// TestSolutionFork: forks of a thinned Solution, each with its own copy of
+// the problem (its own preconditioner), evaluated in goroutines of their
+// own beside the original, each at every fourth output time so that all
+// replay across the whole solve, give the solve's values bit for bit:
+// BDF's steps (dense LU, GMRES, a state-dependent preconditioner) and
+// ROCK4's Hermite steps. go test -race checks that they share nothing
+// they write.
+func TestSolutionFork(t *testing.T) {
+	teval := make([]float64, 401)
+	for i := range teval {
+		teval[i] = 3 * math.Pow(float64(i)/float64(len(teval)-1), 2)
+	}
+	for name := range bdfSolutionCases(3) {
+		p := bdfSolutionCases(3)[name]
+		s := Settings{Method: BDF, RTol: 1e-8, ATol: 1e-10, TEval: teval, Dense: true}
+		checkForks(t, name, p, s, func() Problem { return bdfSolutionCases(3)[name] })
+	}
+	p, _ := stiffChain(60, 3)
+	s := Settings{Method: ROCK4, RTol: 1e-9, ATol: 1e-12, MaxStep: 0.005, TEval: teval, Dense: true}
+	checkForks(t, "ROCK4", p, s, func() Problem { return p })
+}
+
+// checkForks solves p with s thinned to a tenth of its values and checks
+// three forks (of problems from copy) and the Solution itself, run
+// concurrently, against the solve's values at s.TEval.
+func checkForks(t *testing.T, name string, p Problem, s Settings, copy func() Problem) {
+	t.Helper()
+	full, err := Solve(context.Background(), p, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.DenseLimit = full.Solution.size / 10
+	res, err := Solve(context.Background(), p, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sol, n := res.Solution, len(p.Y0)
+	all := []*Solution{sol}
+	for range 3 {
+		all = append(all, sol.Fork(copy()))
+	}
+	errs := make([]error, len(all))
+	var wg sync.WaitGroup
+	for w, f := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			y := make([]float64, n)
+			for i := w; i < len(s.TEval); i += len(all) {
+				if _, err := f.At(y, s.TEval[i]); err != nil {
+					errs[w] = err
+					return
+				}
+				for c := range y {
+					if want := res.YEval[i*n+c]; math.Float64bits(y[c]) != math.Float64bits(want) {
+						errs[w] = fmt.Errorf("At(%v)[%d] = %v, TEval %v", s.TEval[i], c, y[c], want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w, err := range errs {
+		if err != nil {
+			t.Errorf("%s, fork %d: %v", name, w, err)
+		}
+		if rs := all[w].ReplayStats(); rs.Steps == 0 {
+			t.Errorf("%s, fork %d: took no step again: the replay is not tested", name, w)
+		}
+	}
 }

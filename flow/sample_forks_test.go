@@ -1,0 +1,78 @@
+package flow
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/linattn/linattn/ode"
+)
+
+// TestSampleForks: sampling a run's thinned BDF extension in two and three
+// ranges, each but the first on a fork of its own (a copy of the System,
+// a preconditioner of the run's kind and a fork of the extension) in a
+// goroutine of its own, gives the serial sampling's losses, states and
+// test losses bit for bit: the separate model with its block
+// preconditioner, and the merged full layer with the deflation and its
+// structured part. go test -race checks that they share nothing they
+// write.
+func TestSampleForks(t *testing.T) {
+	t.Parallel()
+	sep, y0 := powerLawSix(t)
+	full := newSys(t, matfreeData(t, 6), Model{Kind: Merged, H: 6, Tau: 1, Layer: FullLayer})
+	for _, c := range []struct {
+		name string
+		s    *System
+		y0   []float64
+	}{{"separate", sep, y0}, {"merged full", full, nil}} {
+		tr, err := c.s.Run(context.Background(), c.y0, RunSettings{Samples: 301, Method: ode.BDF, TestLosses: true})
+		if err != nil || !tr.Dense() || !tr.dense.Thinned() {
+			t.Fatalf("%s: %v, dense %v: want the kept states thinned", c.name, err, tr != nil && tr.Dense())
+		}
+		if _, ok := tr.precond.(*deflatePrecond); c.s.Model.Kind == Merged && !ok {
+			t.Fatalf("%s: preconditioner %T, want the deflation", c.name, tr.precond)
+		}
+		tests := c.s.Model.Layer == FullLayer
+		serial := sampleOn(t, tr, 1, tests)
+		for _, w := range []int{2, 3} {
+			got := sampleOn(t, tr, w, tests)
+			for k := range serial {
+				for i, x := range serial[k] {
+					if math.Float64bits(got[k][i]) != math.Float64bits(x) {
+						t.Fatalf("%s, %d ranges: output %d, entry %d: %v, serially %v", c.name, w, k, i, got[k][i], x)
+					}
+				}
+			}
+		}
+		if rs := tr.forkReplays; rs.Steps == 0 {
+			t.Errorf("%s: the forks took no step again: the replay in forks is not tested", c.name)
+		}
+	}
+}
+
+// sampleOn samples tr at its output times in w ranges (sampleParallel; 1:
+// serially) and returns the states, the loss and the test losses.
+func sampleOn(t *testing.T, tr *Trajectory, w int, tests bool) [][]float64 {
+	t.Helper()
+	times, n := tr.Times, tr.sys.n+tr.pad
+	states, loss := make([]float64, len(times)*n), make([]float64, len(times))
+	var test [3][]float64
+	if tests {
+		for j := range test {
+			test[j] = make([]float64, len(times))
+		}
+	}
+	fill := func(on *Trajectory, lo, hi int) error {
+		return on.sampleRange(times, nil, lo, hi, states, loss, test)
+	}
+	var err error
+	if w == 1 {
+		err = fill(tr, 0, len(times))
+	} else {
+		err = tr.sampleParallel(times, w, fill)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([][]float64{states, loss}, test[:]...)
+}
