@@ -24,7 +24,7 @@ type RunMemory struct {
 	// Precond is BDF's preconditioner and Krylov its GMRES's basis.
 	Precond, Krylov float64
 	// Forks is what the goroutines that sample a thinned extension beside
-	// the first hold (Trajectory.sample, SampleWorkers): each an
+	// the first hold (Trajectory.sample, samplingWorkers): each an
 	// integrator, a preconditioner and GMRES's basis of its own.
 	Forks float64
 }
@@ -91,7 +91,7 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		m.Krylov = 8 * float64(2*maxl+2) * ni
 	}
 	if first && m.Dense > 0 {
-		m.Forks = float64(SampleWorkers(samples)-1) * (m.Solver + m.Precond + m.Krylov)
+		m.Forks = float64(samplingWorkers(samples)-1) * (m.Solver + m.Precond + m.Krylov)
 	}
 	return m
 }

@@ -17,21 +17,21 @@ const maxSampleWorkers = 4
 // fork worth its set-up (a System and a preconditioner).
 const minSamplesPerWorker = 16
 
-// SampleWorkers returns how many goroutines sample a run's thinned
+// samplingWorkers returns how many goroutines sample a run's thinned
 // continuous extension at nt output times: the processors Go may use
 // (runtime.GOMAXPROCS), at most maxSampleWorkers and one per
 // minSamplesPerWorker times.
-func SampleWorkers(nt int) int {
+func samplingWorkers(nt int) int {
 	return max(1, min(runtime.GOMAXPROCS(0), maxSampleWorkers, nt/minSamplesPerWorker))
 }
 
-// sampleWorkers is SampleWorkers where the extension takes steps again
+// sampleWorkers is samplingWorkers where the extension takes steps again
 // (ode.Solution.Thinned) and belongs to a System's run, else 1.
 func (tr *Trajectory) sampleWorkers(nt int) int {
 	if tr.sys == nil || tr.dense == nil || !tr.dense.Thinned() {
 		return 1
 	}
-	return SampleWorkers(nt)
+	return samplingWorkers(nt)
 }
 
 // fork returns a Trajectory of tr's run that evaluates its extension in
