@@ -60,7 +60,7 @@ type deflatePrecond struct {
 
 	// kron is the structured deflation of the merged model's key–query
 	// block (precond_kron.go), nil for the separate model; kb holds the
-	// Ritz vectors' coordinates on its vectors (k × KronPairs·D), c0 and
+	// Ritz vectors' coordinates on its vectors (k × kronPairs·D), c0 and
 	// c1 are Solve's.
 	kron       *kronDeflation
 	kb, c0, c1 []float64
@@ -126,7 +126,7 @@ func (p *deflatePrecond) KrylovSpace() int { return deflateKrylov }
 func newDeflatePrecond(s *System) *deflatePrecond {
 	var kron *kronDeflation
 	if s.Model.Kind == Merged && s.law.full != nil {
-		kron = newKronDeflation(s, KronPairs)
+		kron = newKronDeflation(s, kronPairs(s.d))
 	}
 	return newDeflatePrecondWith(s, kron)
 }

@@ -93,7 +93,7 @@ func TestKronBytes(t *testing.T) {
 	s := newSys(t, taskLawData(t, d, 0.5, 4, 3), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	k := newKronDeflation(s, KronPairs)
+	k := newKronDeflation(s, kronPairs(d))
 	kb := make([]float64, DeflateStepsMerged*len(k.c))
 	runtime.ReadMemStats(&after)
 	got, want := float64(after.TotalAlloc-before.TotalAlloc), kronBytes(d, d)
