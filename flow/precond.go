@@ -238,7 +238,7 @@ func (s *System) forkPreconditioner(p ode.Preconditioner) ode.Preconditioner {
 	case *deflatePrecond:
 		var kron *kronDeflation
 		if p.kron != nil {
-			kron = p.kron.fork()
+			kron = p.kron.fork(s)
 		}
 		return newDeflatePrecondWith(s, kron)
 	}

@@ -60,10 +60,10 @@ type deflatePrecond struct {
 
 	// kron is the structured deflation of the merged model's key–query
 	// block (precond_kron.go), nil for the separate model; kb holds the
-	// Ritz vectors' coordinates on its vectors (k × kronPairs·D), c0 and
-	// c1 are Solve's.
-	kron       *kronDeflation
-	kb, c0, c1 []float64
+	// Ritz vectors' coordinates on its vectors (k × kronPairs·D), c1 is
+	// Solve's.
+	kron   *kronDeflation
+	kb, c1 []float64
 }
 
 // deflateMinDim is the state length from which the merged full layer's
@@ -137,7 +137,7 @@ func newDeflatePrecondWith(s *System, kron *kronDeflation) *deflatePrecond {
 	n := s.n
 	m := min(deflateSteps(s.Model), n)
 	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, lz: newLanczos(n, m), proj: make([]float64, m),
-		c0: make([]float64, m), c1: make([]float64, m),
+		c1:  make([]float64, m),
 		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m), acc32: make([]float32, n)}
 	p.q = p.lz.q
 	if kron != nil {
@@ -185,9 +185,9 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 func (p *deflatePrecond) Solve(z, r []float64) {
 	copy(z, r)
 	k := len(p.scale)
-	var c0 []float64
+	var c0 []float64 // in p.proj, which nothing else in Solve writes
 	if k > 0 {
-		c0 = append(p.c0[:0], p.coords(k, r)...)
+		c0 = p.coords(k, r)
 	}
 	coef := p.c1[:k]
 	for i, sc := range p.scale {

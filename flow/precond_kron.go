@@ -20,9 +20,10 @@ import (
 // vectors e_f ⊗ q_j are approximate eigenvectors of −J with values
 // λ_f μ_j/τ, applied in O(r·H(D+1)·D).
 type kronDeflation struct {
-	d, h, d1, m int // m = H(D+1), the length of a column of W
+	sys         *System // whose moments U is fitted to, at the first setup
+	d, h, d1, m int     // m = H(D+1), the length of a column of W
 	pairs       [][2]int
-	u           []float64 // U = E[uuᵀ], len(pairs)² (symmetrized)
+	u           []float64 // U = E[uuᵀ], len(pairs)² (symmetrized); nil until the first setup
 	lam         []float64 // λ_f/τ
 	wIdx, vIdx  []int32   // the θ index of W's entry ((i, b), f) = (i·(D+1)+b)·D+f, of ṽ_ia = V[i·(D+1)+a]
 
@@ -39,14 +40,15 @@ type kronDeflation struct {
 }
 
 // newKronDeflation returns the structured deflation of s (the merged
-// model's layer with extra blocks) with r eigenpairs of G, computing U
-// from the training moments by len(pairs) products with ZZ; nil if θ
-// lacks entries of W.
+// model's layer with extra blocks) with r eigenpairs of G; nil if θ lacks
+// entries of W. Its first setup fits U to the training moments by
+// len(pairs) products with ZZ (4.7 s at D = 64), which only BDF's runs
+// ask for.
 func newKronDeflation(s *System, r int) *kronDeflation {
 	d, h := s.d, s.Model.H
 	d1 := d + 1
 	coef := s.law.full.coef
-	k := &kronDeflation{d: d, h: h, d1: d1, m: h * d1, pairs: coef.Pairs()}
+	k := &kronDeflation{sys: s, d: d, h: h, d1: d1, m: h * d1, pairs: coef.Pairs()}
 	k.lam = make([]float64, d)
 	for f, l := range s.lam {
 		k.lam[f] = l / s.Model.Tau
@@ -54,7 +56,6 @@ func newKronDeflation(s *System, r int) *kronDeflation {
 	if !k.indices(coef) {
 		return nil
 	}
-	k.moments(s)
 	k.r = min(r, k.m)
 	k.alloc()
 	return k
@@ -67,14 +68,19 @@ func (k *kronDeflation) alloc() {
 	k.scale, k.c = make([]float64, k.r*d), make([]float64, k.r*d)
 	k.v, k.x = make([]float64, k.h*d1), make([]float64, k.m*d)
 	k.mm, k.ra, k.ua = make([]float64, d1*d1), make([]float64, np), make([]float64, np)
-	k.lz = newLanczos(k.m, min(k.m, 2*k.r+20))
+	k.lz = newLanczos(k.m, kronSteps(k.m, k.r))
 }
 
-// fork returns a kronDeflation that shares k's U and indices (which no
-// setup changes) with scratch space of its own, for a preconditioner in
-// another goroutine (System.forkPreconditioner).
-func (k *kronDeflation) fork() *kronDeflation {
-	c := &kronDeflation{d: k.d, h: k.h, d1: k.d1, m: k.m, pairs: k.pairs, u: k.u, lam: k.lam, wIdx: k.wIdx, vIdx: k.vIdx, r: k.r}
+// kronSteps is the number of Lanczos steps on G (of order m) for its top
+// r eigenpairs.
+func kronSteps(m, r int) int { return min(m, 2*r+20) }
+
+// fork returns a kronDeflation for s, a copy of k's System (System.clone),
+// that shares k's U, if fitted, and indices (which no setup changes), with
+// scratch space of its own, for a preconditioner in another goroutine
+// (System.forkPreconditioner).
+func (k *kronDeflation) fork(s *System) *kronDeflation {
+	c := &kronDeflation{sys: s, d: k.d, h: k.h, d1: k.d1, m: k.m, pairs: k.pairs, u: k.u, lam: k.lam, wIdx: k.wIdx, vIdx: k.vIdx, r: k.r}
 	c.alloc()
 	return c
 }
@@ -155,8 +161,12 @@ func (k *kronDeflation) mulG(dst, x []float64) {
 	gemm.Mul(h, d1, d1, k.v, k.mm, dst) // ṽ R̃
 }
 
-// at computes G's top r eigenpairs at θ = y.
+// at computes G's top r eigenpairs at θ = y, fitting U first if it is
+// not yet.
 func (k *kronDeflation) at(y []float64) {
+	if k.u == nil {
+		k.moments(k.sys)
+	}
 	for i, j := range k.vIdx {
 		k.v[i] = 0
 		if j >= 0 {
@@ -237,11 +247,10 @@ func kronPairs(d int) int { return max(40, 5*d/4) }
 // coordinates on it (deflatePrecond.kb): U, G's Lanczos basis and
 // eigenvectors, the W block's scratch and the indices into θ.
 func kronBytes(d, h int) float64 {
+	mi := h * (d + 1)
+	ri := min(kronPairs(d), mi)
 	d1 := float64(d + 1)
 	np := d1 * (d1 + 1) / 2
-	m := float64(h) * d1
-	r := float64(min(kronPairs(d), h*(d+1)))
-	steps := min(m, 2*r+20)
-	fd := float64(d)
+	m, r, steps, fd := float64(mi), float64(ri), float64(kronSteps(mi, ri)), float64(d)
 	return 8*(np*np+2*np+d1*d1+(steps+3+r)*m+m*fd+(DeflateStepsMerged+2)*r*fd) + 4*(m*fd+m)
 }

@@ -86,14 +86,16 @@ func kronGap(t *testing.T, s *System, y []float64) float64 {
 }
 
 // TestKronBytes: the memory model of the structured deflation (kronBytes,
-// in RunBytes) is what newDeflatePrecond allocates for it, within the
-// temporaries of U's fit (two feature vectors) and of θ's indices.
+// in RunBytes) is what newDeflatePrecond and the first setup's fit of U
+// allocate for it, within the temporaries of the fit (two feature
+// vectors) and of θ's indices.
 func TestKronBytes(t *testing.T) {
 	const d = 6
 	s := newSys(t, taskLawData(t, d, 0.5, 4, 3), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	k := newKronDeflation(s, kronPairs(d))
+	k.moments(s) // U, which the first setup fits
 	kb := make([]float64, DeflateStepsMerged*len(k.c))
 	runtime.ReadMemStats(&after)
 	got, want := float64(after.TotalAlloc-before.TotalAlloc), kronBytes(d, d)
