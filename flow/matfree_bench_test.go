@@ -116,11 +116,11 @@ func BenchmarkFullConverge(b *testing.B) {
 // BenchmarkDeflateSolve times one application of the deflation
 // preconditioner (deflatePrecond.Solve, GMRES's every iteration) with all
 // its kept Ritz pairs applied (γ large), against one evaluation of the
-// flow, at D = 16 and 32 (merged full layer, H = D, matfreeData).
+// flow, at D = 16, 32 and 64 (merged full layer, H = D, matfreeData).
 //
 //	go test ./flow -run XXX -bench DeflateSolve
 func BenchmarkDeflateSolve(b *testing.B) {
-	for _, d := range []int{16, 32} {
+	for _, d := range []int{16, 32, 64} {
 		s, err := NewSystem(matfreeData(b, d), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
 		if err != nil {
 			b.Fatal(err)

@@ -77,9 +77,9 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		switch precondOf(run, s.d, s.Data.Standard()) {
 		case deflatePreconditioner:
 			// The Lanczos basis in double precision, the Ritz vectors in
-			// single, and Solve's two single-precision vectors.
+			// single, and Solve's single-precision copy of r.
 			k := float64(min(deflateSteps(run), int(ni)))
-			m.Precond, maxl = 8*(k+1)*ni+4*k*ni+8*ni, deflateKrylov
+			m.Precond, maxl = 8*(k+1)*ni+4*k*ni+4*ni, deflateKrylovOf(run.Kind == Merged)
 			if run.Kind == Merged {
 				m.Precond += kronBytes(s.d, run.H) // its structured deflation
 			}
