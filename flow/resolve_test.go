@@ -9,7 +9,7 @@ import (
 )
 
 // TestRunReportsResolved: a run reports in Trajectory.Resolved the
-// settings it ran with: the defaults (MethodFor, DefaultTolerances,
+// settings it ran with: the defaults (MethodFor, Tolerances,
 // DefaultTol, DefaultSamples) where its settings are zero, the given
 // values elsewhere.
 func TestRunReportsResolved(t *testing.T) {
@@ -45,6 +45,33 @@ func TestRunReportsResolved(t *testing.T) {
 		}
 		if s.Settings(nil, tc.rs).Resolved() != tr.Resolved {
 			t.Errorf("%+v: Settings resolves %+v before the run, the run %+v", tc.rs, s.Settings(nil, tc.rs).Resolved(), tr.Resolved)
+		}
+	}
+}
+
+// TestResolveTolerances: BDF takes the explicit pairs' tight tolerances
+// on the reduced and label–key layers and DefaultRTol, DefaultATol on the
+// full layer (Tolerances), under which MethodFor picks BDF for a task law
+// with fixed tasks; given tolerances stay.
+func TestResolveTolerances(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		m          Model
+		standard   bool
+		rtol, atol float64 // given
+		wantMethod ode.Method
+		wantR      float64
+		wantA      float64
+	}{
+		{Model{Kind: Merged, H: 8, Layer: FullLayer}, false, 0, 0, ode.BDF, DefaultRTol, DefaultATol},
+		{Model{Kind: Separate, H: 8, R: 1, Layer: FullLayer}, false, 0, 0, ode.BDF, DefaultRTol, DefaultATol},
+		{Model{Kind: Merged, H: 8, Layer: FullLayer}, false, 1e-11, 1e-15, ode.BDF, 1e-11, 1e-15},
+		{Model{Kind: Separate, H: 32, R: 1}, true, 0, 0, ode.BDF, ExplicitRTol, ExplicitATol},
+	} {
+		rs := RunSettings{RTol: tc.rtol, ATol: tc.atol}.Resolve(tc.m, 32, tc.standard)
+		if rs.Method.Name() != tc.wantMethod.Name() || rs.RTol != tc.wantR || rs.ATol != tc.wantA {
+			t.Errorf("%v (standard %v): resolved %s, rtol %g, atol %g; want %s, %g, %g",
+				tc.m, tc.standard, rs.Method.Name(), rs.RTol, rs.ATol, tc.wantMethod.Name(), tc.wantR, tc.wantA)
 		}
 	}
 }

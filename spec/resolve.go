@@ -371,7 +371,7 @@ func (s *resolver) resolveOutput() error {
 }
 
 // resolveMethod checks the integrator and its tolerances, where given;
-// the flow picks them otherwise (flow.MethodFor, flow.DefaultTolerances).
+// the flow picks them otherwise (flow.MethodFor, flow.Tolerances).
 func (s *resolver) resolveMethod() error {
 	if _, ok := ode.MethodByName(s.Method); s.Given("method") && !ok {
 		return fmt.Errorf("-method = %q, want %s", s.Method, orList(ode.MethodNames()))

@@ -152,13 +152,19 @@ func num(x float64) string {
 	return strings.Replace(strconv.FormatFloat(x, 'g', -1, 64), "e-0", "e-", 1)
 }
 
-// tightFor states the methods whose default tolerance (of) is tight, for
-// -rtol and -atol's Help: "; 1e-10 for bdf, dop853, dp5, tsit5".
-func tightFor(tight float64, of func(ode.Method) float64) string {
+// tightFor states the methods whose default tolerance (of, for a model
+// and method: flow.Tolerances) is tight, for -rtol and -atol's Help:
+// "; 1e-10 for bdf (not with -layer full), dop853, dp5, tsit5".
+func tightFor(tight float64, of func(flow.Model, ode.Method) float64) string {
 	var names []string
 	for _, name := range ode.MethodNames() {
-		if m, _ := ode.MethodByName(name); of(m) == tight {
+		m, _ := ode.MethodByName(name)
+		reduced, full := of(flow.Model{}, m) == tight, of(flow.Model{Layer: flow.FullLayer}, m) == tight
+		switch {
+		case reduced && full:
 			names = append(names, name)
+		case reduced:
+			names = append(names, name+" (not with -layer full)")
 		}
 	}
 	return "; " + num(tight) + " for " + strings.Join(names, ", ")
@@ -238,9 +244,9 @@ var fields = []Field{
 		ptr: func(s *Spec) any { return &s.Grid }},
 	{Name: "method", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "integrator: auto (dop853, switching to rock4 where stiff), bdf (variable-order BDF, Newton–Krylov with the flow's block preconditioner, or a dense Cholesky/LU of the full layer), rock4, rodas5p or radau5 (dense LU: small D), dop853, dp5 or tsit5", DefaultNote: ": the flow's choice (flow.MethodFor): bdf for the full layer with -icl below 1 and for the separate model's in-context flow from D = " + strconv.Itoa(flow.BDFMinDim) + " on the paper's task, else auto",
 		ptr: func(s *Spec) any { return &s.Method }},
-	{Name: "rtol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "relative tolerance in (0, 1)", Default: num(flow.DefaultRTol), DefaultNote: tightFor(flow.ExplicitRTol, func(m ode.Method) float64 { r, _ := flow.DefaultTolerances(m); return r }),
+	{Name: "rtol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "relative tolerance in (0, 1)", Default: num(flow.DefaultRTol), DefaultNote: tightFor(flow.ExplicitRTol, func(m flow.Model, meth ode.Method) float64 { r, _ := flow.Tolerances(m, meth); return r }),
 		ptr: func(s *Spec) any { return &s.RTol }},
-	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance > 0, finite", Default: num(flow.DefaultATol), DefaultNote: tightFor(flow.ExplicitATol, func(m ode.Method) float64 { _, a := flow.DefaultTolerances(m); return a }),
+	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance > 0, finite", Default: num(flow.DefaultATol), DefaultNote: tightFor(flow.ExplicitATol, func(m flow.Model, meth ode.Method) float64 { _, a := flow.Tolerances(m, meth); return a }),
 		ptr: func(s *Spec) any { return &s.ATol }},
 
 	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",

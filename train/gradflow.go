@@ -24,7 +24,7 @@ type FlowSettings struct {
 	// Method is the integrator, RTol and ATol its tolerances, MaxSteps
 	// bounds its attempts; zero values are flow's defaults for the model
 	// and law (flow.RunSettings.Resolve: flow.MethodFor,
-	// flow.DefaultTolerances, flow.DefaultMaxSteps).
+	// flow.Tolerances, flow.DefaultMaxSteps).
 	Method     ode.Method
 	RTol, ATol float64
 	MaxSteps   int
