@@ -1,6 +1,10 @@
 package flow
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // coupling is an off-diagonal entry J_xy of the Jacobian and its strength
 // γ|J_xy|/√(P_xx P_yy) in the Newton matrix P = I − γJ.
@@ -28,6 +32,7 @@ type couplingScan struct {
 	kaMax   []float64 // per row l: max_a a_a |k_l[a]|
 	qlMax   []float64 // per row l: max_b λ_b |q_l[b]|
 	ca, cb  []float64 // scratch per component
+	limit   int       // the most couplings kept (0: all)
 	out     []coupling
 }
 
@@ -35,14 +40,46 @@ type couplingScan struct {
 func (cs *couplingScan) add(x, y int) {
 	j := cs.je.entry(x, y)
 	if s := cs.gamma * math.Abs(j) * cs.is[x] * cs.is[y]; s >= cs.minS {
-		cs.out = append(cs.out, coupling{x: int32(x), y: int32(y), j: j, s: s})
+		cs.keep(coupling{x: int32(x), y: int32(y), j: j, s: s})
 	}
+}
+
+// keep appends c to the couplings found; where they reach twice the
+// limit, only the limit strongest stay (prune).
+func (cs *couplingScan) keep(c coupling) {
+	cs.out = append(cs.out, c)
+	if cs.limit > 0 && len(cs.out) >= 2*cs.limit {
+		cs.prune()
+	}
+}
+
+// prune keeps the limit strongest couplings found, in the order of
+// strongerFirst, and raises minS to the weakest of them, so that the scan
+// passes over the weaker ones from then on: the couplings kept at the end
+// are the limit strongest of all, whatever the order of the scan.
+func (cs *couplingScan) prune() {
+	slices.SortFunc(cs.out, strongerFirst)
+	cs.out = cs.out[:cs.limit]
+	cs.minS = cs.out[cs.limit-1].s
+}
+
+// strongerFirst orders couplings by decreasing strength, then by their
+// variables.
+func strongerFirst(a, b coupling) int {
+	if c := cmp.Compare(b.s, a.s); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.x, b.x); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.y, b.y)
 }
 
 func (cs *couplingScan) kIndex(j, a int) int { return cs.je.h + j*cs.je.d + a }
 func (cs *couplingScan) qIndex(j, b int) int { return cs.je.h + (cs.je.hr+j)*cs.je.d + b }
 
-// scan appends every coupling at least minS strong to cs.out.
+// scan appends every coupling at least minS strong to cs.out, or the
+// limit strongest of them (keep).
 func (cs *couplingScan) scan() {
 	je := cs.je
 	cs.gt = cs.gamma / je.tau
@@ -84,6 +121,9 @@ func (cs *couplingScan) scan() {
 				cs.crossRows(j, l)
 			}
 		}
+	}
+	if cs.limit > 0 && len(cs.out) > cs.limit {
+		cs.prune()
 	}
 }
 
@@ -131,7 +171,7 @@ func (cs *couplingScan) ownRow(j int) {
 		for b := 0; b < d; b++ {
 			e := vj * (c*je.lam[b]*q[b] + g[b]) / je.tau
 			if s := cs.gamma * math.Abs(e) * cs.is[x] * isq[b]; s >= cs.minS {
-				cs.out = append(cs.out, coupling{x: int32(x), y: int32(cs.qIndex(j, b)), j: e, s: s})
+				cs.keep(coupling{x: int32(x), y: int32(cs.qIndex(j, b)), j: e, s: s})
 			}
 		}
 	}

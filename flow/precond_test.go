@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -42,6 +43,40 @@ func TestJacEntries(t *testing.T) {
 		}
 		if worst > 1e-13*scale {
 			t.Errorf("D=%d H=%d R=%d: entries differ from Linearization.Dense by %.3g (largest entry %.3g)", c.d, c.h, c.r, worst, scale)
+		}
+	}
+}
+
+// TestCouplingScanLimit: the couplings a bounded scan keeps are the
+// strongest of those the unbounded scan finds, the first limit of them in
+// strongerFirst's order, bit for bit, for bounds that prune during the
+// scan (a tenth of them) and only at its end (two thirds), at a random
+// state of the D = 6 separate model with many couplings (γ = 10³).
+func TestCouplingScanLimit(t *testing.T) {
+	data, err := law.NewData(law.PowerLaw(6, 1, 1), nil, law.Lengths{N: 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSys(t, data, Model{Kind: Separate, H: 6, R: 2, Tau: 1})
+	y, _ := s.Init(0.8, 3)
+	scan := func(limit int) []coupling {
+		p := s.Preconditioner().(*blockPrecond)
+		p.cs.limit = limit
+		p.setScales(1e3, true, s.ToEigen(nil, y))
+		p.cs.minS = precondDrop / precondMargin
+		p.cs.out = p.cs.out[:0]
+		p.cs.scan()
+		return p.cs.out
+	}
+	all := scan(0)
+	slices.SortFunc(all, strongerFirst)
+	if len(all) < 100 {
+		t.Fatalf("%d couplings at γ = 10³, want a hundred or more to bound", len(all))
+	}
+	for _, limit := range []int{len(all) / 10, 2 * len(all) / 3} {
+		got := scan(limit)
+		if !slices.Equal(got, all[:limit]) {
+			t.Errorf("limit %d of %d: the bounded scan kept other couplings than the strongest", limit, len(all))
 		}
 	}
 }

@@ -67,9 +67,10 @@ const (
 	ExplicitATol = 1e-14
 )
 
-// DefaultTolerances returns Run's tolerances for method m: ExplicitRTol and
-// ExplicitATol for an explicit Runge–Kutta pair (*ode.RK), else DefaultRTol
-// and DefaultATol.
+// DefaultTolerances returns Run's tolerances for method m on the reduced
+// and label–key layers: ExplicitRTol and ExplicitATol for an explicit
+// Runge–Kutta pair and for BDF, else DefaultRTol and DefaultATol (the
+// full layer: Tolerances).
 func DefaultTolerances(m ode.Method) (rtol, atol float64) {
 	switch m.Family() {
 	case ode.Explicit, ode.Multistep:
