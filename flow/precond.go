@@ -67,9 +67,9 @@ func (s *System) Preconditioner() ode.Preconditioner {
 // Jacobian data stay useful while γ grows (the strengths grow with γ),
 // and at most precondCandidates per variable are kept, the strongest: a
 // variable joins at most precondMaxBlock − 1 others. The power-law runs
-// until converged (H = D, R = 1) keep at most 1.7, 1.8 and 2.6 per
-// variable at D = 16, 32 and 64, where the bound leaves the partition as
-// it was; on D = 256's final approach a setup finds 17 million (129 per
+// until converged (H = D, R = 1) keep at most 1.7, 1.8, 2.6 and 3.4 per
+// variable at D = 16, 32, 64 and 128, where the bound leaves the
+// partition as it was; on D = 256's final approach a setup finds 17 million (129 per
 // variable), and its sampling, 17 GB resident without the bound, stays
 // at 1.5 GB.
 const (
