@@ -113,10 +113,7 @@ func (bp *blockPrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool)
 	fresh := !jacOK || !bp.ready
 	bp.setScales(gamma, fresh, y)
 	if fresh {
-		bp.cs.minS = precondDrop / precondMargin
-		bp.cs.out = bp.cs.out[:0]
-		bp.cs.scan()
-		bp.cands = bp.cs.out
+		bp.findCouplings()
 		bp.ready = true
 	}
 	if fresh {
@@ -128,6 +125,16 @@ func (bp *blockPrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool)
 		bp.blockEntries()
 	}
 	return fresh, bp.factor(gamma)
+}
+
+// findCouplings sets the candidates to the couplings at least
+// precondDrop/precondMargin strong at the scales' γ (setScales), the
+// strongest precondCandidates per variable at most (couplingScan).
+func (bp *blockPrecond) findCouplings() {
+	bp.cs.minS = precondDrop / precondMargin
+	bp.cs.out = bp.cs.out[:0]
+	bp.cs.scan()
+	bp.cands = bp.cs.out
 }
 
 // setScales evaluates the Jacobian data when fresh and sets 1/√P_xx.

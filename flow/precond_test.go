@@ -63,10 +63,8 @@ func TestCouplingScanLimit(t *testing.T) {
 		p := s.Preconditioner().(*blockPrecond)
 		p.cs.limit = limit
 		p.setScales(1e3, true, s.ToEigen(nil, y))
-		p.cs.minS = precondDrop / precondMargin
-		p.cs.out = p.cs.out[:0]
-		p.cs.scan()
-		return p.cs.out
+		p.findCouplings()
+		return p.cands
 	}
 	all := scan(0)
 	slices.SortFunc(all, strongerFirst)

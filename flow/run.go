@@ -67,32 +67,22 @@ const (
 	ExplicitATol = 1e-14
 )
 
-// DefaultTolerances returns Run's tolerances for method m on the reduced
-// and label–key layers: ExplicitRTol and ExplicitATol for an explicit
-// Runge–Kutta pair and for BDF, else DefaultRTol and DefaultATol (the
-// full layer: Tolerances).
-func DefaultTolerances(m ode.Method) (rtol, atol float64) {
-	switch m.Family() {
-	case ode.Explicit, ode.Multistep:
+// Tolerances returns Run's tolerances for a flow of model m by method:
+// ExplicitRTol and ExplicitATol for an explicit Runge–Kutta pair and for
+// BDF but on the full layer, else DefaultRTol and DefaultATol. The full
+// layer's BDF solves by GMRES, whose inexact corrections bound its steps
+// on the long final approach: there the tighter pair cost twice the
+// steps for drop times already right to 10⁻⁸. Merged full layer,
+// H = D = 16, c = 0.5, K = 4, power-law Λ, until converged: the drop at
+// 55.08899779 with rtol 10⁻¹², 55.08899777 at 10⁻¹⁰ (atol 10⁻¹⁴; 4 801
+// steps, 8.3 s of CPU) and 55.08899838 at 10⁻⁸ (10⁻¹²; 2 363 steps,
+// 6.0 s), the final loss equal to ten digits.
+func Tolerances(m Model, method ode.Method) (rtol, atol float64) {
+	switch f := method.Family(); {
+	case f == ode.Explicit, f == ode.Multistep && m.Layer != FullLayer:
 		return ExplicitRTol, ExplicitATol
 	}
 	return DefaultRTol, DefaultATol
-}
-
-// Tolerances returns Run's tolerances for a flow of model m by method:
-// DefaultRTol and DefaultATol for the full layer's BDF, else
-// DefaultTolerances(method). The full layer's BDF solves by GMRES, whose
-// inexact corrections bound its steps on the long final approach: there
-// the tighter pair cost twice the steps for drop times already right to
-// 10⁻⁸. Merged full layer, H = D = 16, c = 0.5, K = 4, power-law Λ, until
-// converged: the drop at 55.08899779 with rtol 10⁻¹², 55.08899777 at
-// 10⁻¹⁰ (atol 10⁻¹⁴; 4 801 steps, 8.3 s of CPU) and 55.08899838 at 10⁻⁸
-// (10⁻¹²; 2 363 steps, 6.0 s), the final loss equal to ten digits.
-func Tolerances(m Model, method ode.Method) (rtol, atol float64) {
-	if m.Layer == FullLayer && method.Family() == ode.Multistep {
-		return DefaultRTol, DefaultATol
-	}
-	return DefaultTolerances(method)
 }
 
 // Runs until convergence (RunSettings.T = 0) end when

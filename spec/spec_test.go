@@ -15,7 +15,7 @@ import (
 // TestDefaults: the empty spec resolves to the paper's D = 4 example; the
 // solver's fields stay unset in Job.Spec, and Filled gives them as the
 // flow resolves them (auto, 1e-8 and 1e-12: flow.MethodFor,
-// flow.DefaultTolerances).
+// flow.Tolerances).
 func TestDefaults(t *testing.T) {
 	job, err := Resolve(&Spec{}, GroupSolver)
 	if err != nil {
