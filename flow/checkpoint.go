@@ -1,12 +1,9 @@
 package flow
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/linattn/linattn/ode"
 )
@@ -41,25 +38,18 @@ func CanCheckpoint(m ode.Method) bool { return m == nil || ode.CanCheckpoint(m) 
 // Save writes the checkpoint: the flow's part (numbers as little-endian
 // float64 bits, so they come back bit for bit), then the integrator's.
 func (c *Checkpoint) Save(w io.Writer) error {
-	bw := bufio.NewWriter(w)
 	var settleT, settleL []float64
 	if c.settle != nil {
 		settleT, settleL = c.settle.t, c.settle.loss
 	}
-	put := func(v ...float64) {
-		for _, x := range v {
-			binary.Write(bw, binary.LittleEndian, math.Float64bits(x))
-		}
-	}
-	vec := func(v []float64) { put(float64(len(v))); put(v...) }
-	bw.WriteString(checkpointMagic)
-	put(checkpointFormat, float64(c.n))
-	vec(c.path.path.T)
-	vec(c.path.path.Loss)
-	put(b2f(c.settle != nil))
-	vec(settleT)
-	vec(settleL)
-	if err := bw.Flush(); err != nil {
+	fw := newFloatWriter(w, checkpointMagic)
+	fw.put(checkpointFormat, float64(c.n))
+	fw.vec(c.path.path.T)
+	fw.vec(c.path.path.Loss)
+	fw.put(b2f(c.settle != nil))
+	fw.vec(settleT)
+	fw.vec(settleL)
+	if err := fw.flush(); err != nil {
 		return err
 	}
 	return c.oc.Save(w)
@@ -88,45 +78,24 @@ type Resume struct {
 // ReadCheckpoint reads what Checkpoint.Save wrote. Errors wrap
 // ErrCheckpoint.
 func ReadCheckpoint(r io.Reader) (*Resume, error) {
-	br := bufio.NewReader(r)
-	magic := make([]byte, len(checkpointMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != checkpointMagic {
-		return nil, fmt.Errorf("%w: not a checkpoint of a flow", ErrCheckpoint)
+	fr, err := newFloatReader(r, checkpointMagic, "a checkpoint of a flow")
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	get := func() float64 {
-		var u uint64
-		if err == nil {
-			err = binary.Read(br, binary.LittleEndian, &u)
-		}
-		return math.Float64frombits(u)
-	}
-	vec := func() []float64 {
-		k := get()
-		if err != nil || !(k >= 0 && k <= 1<<32) {
-			err = fmt.Errorf("length %g", k)
-			return nil
-		}
-		v := make([]float64, 0, min(int(k), 1<<20))
-		for i := 0; i < int(k) && err == nil; i++ {
-			v = append(v, get())
-		}
-		return v
-	}
-	if f := get(); err == nil && f != checkpointFormat {
+	if f := fr.get(); fr.err == nil && f != checkpointFormat {
 		return nil, fmt.Errorf("%w: format %g, this program reads %d", ErrCheckpoint, f, checkpointFormat)
 	}
-	rs := &Resume{n: int(get())}
-	rs.path.T, rs.path.Loss = vec(), vec()
-	rs.settle = get() != 0
-	rs.settleT, rs.settleL = vec(), vec()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	rs := &Resume{n: int(fr.get())}
+	rs.path.T, rs.path.Loss = fr.vec(), fr.vec()
+	rs.settle = fr.get() != 0
+	rs.settleT, rs.settleL = fr.vec(), fr.vec()
+	if fr.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.err)
 	}
 	if len(rs.path.T) == 0 || len(rs.path.T) != len(rs.path.Loss) || len(rs.settleT) != len(rs.settleL) {
 		return nil, fmt.Errorf("%w: its loss path is damaged", ErrCheckpoint)
 	}
-	if rs.snapshot, err = ode.ReadSnapshot(br); err != nil {
+	if rs.snapshot, err = ode.ReadSnapshot(fr.br); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
 	}
 	rs.T = rs.snapshot.T

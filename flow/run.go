@@ -164,6 +164,22 @@ type RunSettings struct {
 	// except the samples at accepted steps of a run that fails again
 	// (Sampling AtSteps), which begin at the resumed step.
 	Resume *Resume
+	// SamplingCheckpoint, if not nil, is called while Run samples its
+	// output times on a continuous extension it kept, after each group of
+	// them, with the samples made so far, which it may save
+	// (SamplingProgress.Save): on a thinned extension the sampling takes
+	// the steps again, which at large D takes about as long as the
+	// integration. It is called by one goroutine at a time, and once
+	// more when the context is canceled while Run samples, which stops
+	// it between two output times. An error stops the sampling and the
+	// run, which then returns no Trajectory.
+	SamplingCheckpoint func(*SamplingProgress) error
+	// SamplingResume, if not nil, holds the samples a run killed while it
+	// sampled saved (ReadSamplingProgress): Run takes them rather than
+	// make them again where its output times are the same, bit for bit
+	// (they are, for the same System, y0 and settings), and returns what
+	// the run that was not stopped returns.
+	SamplingResume *SamplingProgress
 }
 
 // Resolved is what a run ran with where its settings left the default
@@ -373,6 +389,7 @@ type Trajectory struct {
 	// forkReplays the steps the forks took again.
 	precond     ode.Preconditioner
 	forkReplays ode.Stats
+	scratch     []float64 // sampleRange's, of the goroutine that samples on this Trajectory
 	// pad zero entries follow each state of the integrated system: the
 	// full layer's extra blocks when Run integrated its reduced flow
 	// (System.Run, "The reduction is exact in context").
@@ -388,54 +405,67 @@ func (tr *Trajectory) Dense() bool { return tr.dense != nil }
 // values are those a run with these output times would return, up to the
 // step that ends the run, which a run with a final time cuts differently.
 func (tr *Trajectory) Sample(times []float64) (states, loss []float64, err error) {
-	states, loss, _, err = tr.sample(times, nil, false)
+	states, loss, _, err = tr.sample(times, nil, false, samplingSettings{ctx: context.Background()})
 	return states, loss, err
+}
+
+// samplingSettings are the context that interrupts a run's sampling
+// and what it saves and resumes (RunSettings.SamplingCheckpoint and
+// SamplingResume).
+type samplingSettings struct {
+	ctx        context.Context
+	checkpoint func(*SamplingProgress) error
+	resume     *SamplingProgress
 }
 
 // sample is Sample keeping the states at the indices kept only (nil: at
 // every time), with the test losses at every time when tests is set
-// (TestICL, TestIWL, TestIDG in order).
-func (tr *Trajectory) sample(times []float64, kept []int, tests bool) (states, loss []float64, test [3][]float64, err error) {
+// (TestICL, TestIWL, TestIDG in order). It takes the samples ss.resume
+// holds where it is of the same sampling, calls ss.checkpoint (if not
+// nil) after each group of times sampled (SamplingProgress), and stops
+// between two times when ss.ctx is canceled, calling ss.checkpoint once
+// more.
+func (tr *Trajectory) sample(times []float64, kept []int, tests bool, ss samplingSettings) (states, loss []float64, test [3][]float64, err error) {
 	if tr.dense == nil {
 		return nil, nil, test, fmt.Errorf("flow: Trajectory.Sample: the run kept no dense output (RunSettings.DenseBytes)")
 	}
-	stride := tr.sys.n + tr.pad
-	rows := len(times)
-	if kept != nil {
-		rows = len(kept)
-	}
-	states, loss = make([]float64, rows*stride), make([]float64, len(times))
-	if tests {
-		for j := range test {
-			test[j] = make([]float64, len(times))
-		}
-	}
+	p := newSamplingProgress(times, kept, tr.sys.n+tr.pad, tests, ss.resume)
+	p.hook = ss.checkpoint
 	fill := func(on *Trajectory, lo, hi int) error {
-		return on.sampleRange(times, kept, lo, hi, states, loss, test)
+		if err := on.sampleRange(ss.ctx, times, kept, lo, hi, p.states, p.loss, p.test); err != nil {
+			return err
+		}
+		return p.finish(lo, hi)
 	}
-	if w := tr.sampleWorkers(len(times)); w > 1 {
-		err = tr.sampleParallel(times, w, fill)
-	} else {
-		err = fill(tr, 0, len(times))
-	}
-	if err != nil {
+	if err := tr.sampleParallel(times, tr.sampleWorkers(len(times)), p.allDone, fill); err != nil {
+		if ss.ctx.Err() != nil && p.hook != nil {
+			p.mu.Lock()
+			p.hook(p) // saves the samples made (its error is the context's)
+			p.mu.Unlock()
+		}
 		return nil, nil, test, err
 	}
-	return states, loss, test, nil
+	return p.states, p.loss, p.test, nil
 }
 
 // sampleRange writes the loss, the states kept and the test losses (where
 // test is not nil) at times[lo:hi] into their places in loss, states and
-// test.
-func (tr *Trajectory) sampleRange(times []float64, kept []int, lo, hi int, states, loss []float64, test [3][]float64) error {
+// test, or stops with ctx's error when it is canceled.
+func (tr *Trajectory) sampleRange(ctx context.Context, times []float64, kept []int, lo, hi int, states, loss []float64, test [3][]float64) error {
 	n, stride := tr.sys.n, tr.sys.n+tr.pad
-	ye, y := make([]float64, n), make([]float64, stride)
+	if len(tr.scratch) != n+stride {
+		tr.scratch = make([]float64, n+stride)
+	}
+	ye, y := tr.scratch[:n], tr.scratch[n:]
 	testLosses := tr.sys.testLosses()
 	row := lo // the row of the first state kept at or after lo
 	if kept != nil {
 		row = sort.SearchInts(kept, lo)
 	}
 	for i := lo; i < hi; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if _, err := tr.dense.At(ye, times[i]); err != nil {
 			return fmt.Errorf("flow: Trajectory.Sample: %w", err)
 		}

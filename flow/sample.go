@@ -238,7 +238,7 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	}
 	times := rs.Grid.Times(T, rs.Samples, tr.path)
 	kept := keptStates(len(times), rs.StateEvery)
-	states, loss, test, err := tr.sample(times, kept, rs.TestLosses && kept != nil)
+	states, loss, test, err := tr.sample(times, kept, rs.TestLosses && kept != nil, samplingSettings{ctx, rs.SamplingCheckpoint, rs.SamplingResume})
 	if err != nil {
 		return nil, err
 	}

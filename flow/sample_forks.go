@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/linattn/linattn/ode"
 )
@@ -58,35 +59,67 @@ func (s *System) clone() (*System, error) {
 	return c, nil
 }
 
-// sampleChunks splits the output times into w contiguous ranges
-// bounds[i]…bounds[i+1] that cover about as many steps of the extension
-// each (the work of a replay is its steps), for times in increasing
-// order; otherwise into ranges of as many times.
-func (tr *Trajectory) sampleChunks(times []float64, w int) []int {
+// sampleGroups splits the output times into contiguous groups
+// bounds[i]…bounds[i+1] for w goroutines, for times in increasing order:
+// each group begins where the evaluations begin to replay from another
+// kept state of the extension (ode.Solution.ReplayOrigin), about
+// groupsPerWorker·w of them spanning as many steps of the run each.
+// Otherwise it splits them into w ranges of as many times. A group's
+// replay is independent of the others', so the goroutines may take the
+// groups in any order; within one it goes on from step to step.
+func (tr *Trajectory) sampleGroups(times []float64, w int) []int {
 	nt := len(times)
-	bounds := make([]int, w+1)
-	bounds[w] = nt
 	if !sort.Float64sAreSorted(times) {
-		for i := 1; i < w; i++ {
+		bounds := make([]int, w+1)
+		for i := range bounds {
 			bounds[i] = i * nt / w
 		}
 		return bounds
 	}
-	k0, k1 := tr.dense.StepOf(times[0]), tr.dense.StepOf(times[nt-1])
-	for i := 1; i < w; i++ {
-		k := k0 + i*(k1-k0)/w
-		b := sort.Search(nt, func(j int) bool { return tr.dense.StepOf(times[j]) >= k })
-		bounds[i] = max(bounds[i-1], b)
+	first := tr.dense.ReplayOrigin(times[0])
+	span := max(1, (tr.dense.ReplayOrigin(times[nt-1])-first)/(groupsPerWorker*w))
+	bounds, start := []int{0}, first
+	for i := 1; i < nt; i++ {
+		if o := tr.dense.ReplayOrigin(times[i]); o >= start+span {
+			bounds, start = append(bounds, i), o
+		}
 	}
-	return bounds
+	return append(bounds, nt)
 }
 
-// sampleParallel runs fill on the ranges of sampleChunks, the first on tr
-// and each other on a fork of its own, in goroutines of their own, and
-// returns the first error in the order of the ranges. The forks' replays
+// groupsPerWorker is the number of groups of output times per goroutine
+// that samples (sampleGroups): each begins with a restore of the replay
+// (a preconditioner setup with fresh data), and the last to finish
+// bounds how unevenly the goroutines end.
+const groupsPerWorker = 16
+
+// sampleParallel runs fill on the groups of sampleGroups that are not
+// done (skip) in w goroutines, the first on tr and each other on a fork
+// of its own, and returns the first error in the order of the groups.
+// One goroutine takes the groups in order, so that its replay goes on
+// from one to the next; several take them one at a time, the last first:
+// the replay's steps grow costlier along the run (the final approach's
+// Newton–Krylov solves), so the cheap early groups are left to even out
+// the goroutines' ends, where a split into w ranges of as many steps left
+// one goroutine replaying alone for the last half hour of D = 64's
+// sampling (merged full layer). The values do not depend on which
+// goroutine evaluates which group (ode.Solution.Fork). The forks' replays
 // are added to tr.forkReplays.
-func (tr *Trajectory) sampleParallel(times []float64, w int, fill func(on *Trajectory, lo, hi int) error) error {
-	bounds := tr.sampleChunks(times, w)
+func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi int) bool, fill func(on *Trajectory, lo, hi int) error) error {
+	bounds := tr.sampleGroups(times, w)
+	groups := len(bounds) - 1
+	errs := make([]error, groups)
+	run := func(on *Trajectory, g int) bool {
+		if !skip(bounds[g], bounds[g+1]) {
+			errs[g] = fill(on, bounds[g], bounds[g+1])
+		}
+		return errs[g] == nil
+	}
+	if w == 1 {
+		for g := 0; g < groups && run(tr, g); g++ {
+		}
+		return firstError(errs)
+	}
 	forks := make([]*Trajectory, w)
 	forks[0] = tr
 	for i := 1; i < w; i++ {
@@ -96,20 +129,33 @@ func (tr *Trajectory) sampleParallel(times []float64, w int, fill func(on *Traje
 		}
 		forks[i] = f
 	}
-	errs := make([]error, w)
+	next := atomic.Int64{}
+	next.Store(int64(groups))
+	work := func(on *Trajectory) {
+		for g := int(next.Add(-1)); g >= 0; g = int(next.Add(-1)) {
+			if !run(on, g) {
+				next.Store(-1) // the others stop after their current group
+			}
+		}
+	}
 	var wg sync.WaitGroup
-	for i := 1; i < w; i++ {
+	for _, f := range forks[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = fill(forks[i], bounds[i], bounds[i+1])
+			work(f)
 		}()
 	}
-	errs[0] = fill(tr, bounds[0], bounds[1])
+	work(tr)
 	wg.Wait()
 	for _, f := range forks[1:] {
 		tr.forkReplays.Add(f.dense.ReplayStats())
 	}
+	return firstError(errs)
+}
+
+// firstError returns the first error of errs that is not nil, or nil.
+func firstError(errs []error) error {
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -9,9 +9,10 @@ import (
 )
 
 // TestSampleForks: sampling a run's thinned BDF extension in two and three
-// ranges, each but the first on a fork of its own (a copy of the System,
-// a preconditioner of the run's kind and a fork of the extension) in a
-// goroutine of its own, gives the serial sampling's losses, states and
+// goroutines, each but the first on a fork of its own (a copy of the
+// System, a preconditioner of the run's kind and a fork of the extension),
+// which take the groups of output times by replay origin one at a time,
+// the last first, gives the serial sampling's losses, states and
 // test losses bit for bit: the separate model with its block
 // preconditioner, and the merged full layer with the deflation and its
 // structured part. go test -race checks that they share nothing they
@@ -32,6 +33,9 @@ func TestSampleForks(t *testing.T) {
 		if _, ok := tr.precond.(*deflatePrecond); c.s.Model.Kind == Merged && !ok {
 			t.Fatalf("%s: preconditioner %T, want the deflation", c.name, tr.precond)
 		}
+		if g := len(tr.sampleGroups(tr.Times, 1)) - 1; g <= 3 {
+			t.Fatalf("%s: %d groups of output times by replay origin, want more than the goroutines, so that they share them out of order", c.name, g)
+		}
 		tests := c.s.Model.Layer == FullLayer
 		serial := sampleOn(t, tr, 1, tests)
 		for _, w := range []int{2, 3} {
@@ -50,8 +54,8 @@ func TestSampleForks(t *testing.T) {
 	}
 }
 
-// sampleOn samples tr at its output times in w ranges (sampleParallel; 1:
-// serially) and returns the states, the loss and the test losses.
+// sampleOn samples tr at its output times in w goroutines
+// (sampleParallel; 1: serially) and returns the states, the loss and the test losses.
 func sampleOn(t *testing.T, tr *Trajectory, w int, tests bool) [][]float64 {
 	t.Helper()
 	times, n := tr.Times, tr.sys.n+tr.pad
@@ -63,13 +67,13 @@ func sampleOn(t *testing.T, tr *Trajectory, w int, tests bool) [][]float64 {
 		}
 	}
 	fill := func(on *Trajectory, lo, hi int) error {
-		return on.sampleRange(times, nil, lo, hi, states, loss, test)
+		return on.sampleRange(context.Background(), times, nil, lo, hi, states, loss, test)
 	}
 	var err error
 	if w == 1 {
 		err = fill(tr, 0, len(times))
 	} else {
-		err = tr.sampleParallel(times, w, fill)
+		err = tr.sampleParallel(times, w, func(int, int) bool { return false }, fill)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -220,6 +220,23 @@ func (s *Solution) StepOf(t float64) int {
 	return min(k, len(s.t1)-1)
 }
 
+// ReplayOrigin returns the step from whose kept state At takes steps of
+// the solve again to evaluate at t (in the solved interval), or the step
+// of t itself where it takes none. Evaluations at times of different
+// origins take independent replays, whose values do not depend on the
+// order in which they are made (nor on the fork that makes them), so
+// forks may share a thinned extension's times by origin.
+func (s *Solution) ReplayOrigin(t float64) int {
+	k := s.StepOf(t)
+	if s.bdf != nil {
+		return s.bdf.knotBefore(k).step
+	}
+	for k > 0 && s.loc[k].vecs == hermiteBare {
+		k--
+	}
+	return k
+}
+
 // At writes y(t) into dst, which must have the state's length, and returns
 // dst. It returns an error when t is outside the solved interval.
 func (s *Solution) At(dst []float64, t float64) ([]float64, error) {

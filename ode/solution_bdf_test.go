@@ -259,6 +259,7 @@ func checkForks(t *testing.T, name string, p Problem, s Settings, copy func() Pr
 		t.Fatal(err)
 	}
 	sol, n := res.Solution, len(p.Y0)
+	checkReplayOrigins(t, name, sol, s.TEval)
 	all := []*Solution{sol}
 	for range 3 {
 		all = append(all, sol.Fork(copy()))
@@ -292,5 +293,36 @@ func checkForks(t *testing.T, name string, p Problem, s Settings, copy func() Pr
 		if rs := all[w].ReplayStats(); rs.Steps == 0 {
 			t.Errorf("%s, fork %d: took no step again: the replay is not tested", name, w)
 		}
+	}
+}
+
+// checkReplayOrigins checks that ReplayOrigin at each of times is the last
+// step at or before t's step whose start sol keeps (a BDF knot, a Hermite
+// step's y or a step stored whole), and that sol thinned some.
+func checkReplayOrigins(t *testing.T, name string, sol *Solution, times []float64) {
+	t.Helper()
+	kept := func(k int) bool {
+		if sol.bdf != nil {
+			return sol.bdf.knotAt(k) != nil
+		}
+		return sol.loc[k].vecs != hermiteBare
+	}
+	replays := 0
+	for _, tt := range times {
+		k, o := sol.StepOf(tt), sol.ReplayOrigin(tt)
+		if o < 0 || o > k || !kept(o) {
+			t.Fatalf("%s: ReplayOrigin(%g) = %d with t in step %d: want a kept start at or before it", name, tt, o, k)
+		}
+		for j := o + 1; j <= k; j++ {
+			if kept(j) {
+				t.Fatalf("%s: ReplayOrigin(%g) = %d, but step %d ≤ %d is kept", name, tt, o, j, k)
+			}
+		}
+		if o < k {
+			replays++
+		}
+	}
+	if replays == 0 {
+		t.Errorf("%s: no time replays from an earlier step: ReplayOrigin is not tested", name)
 	}
 }

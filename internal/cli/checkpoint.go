@@ -34,16 +34,27 @@ const (
 // checkpointPath is the checkpoint beside the output FILE.npz: FILE.ckpt.
 func checkpointPath(out string) string { return strings.TrimSuffix(out, ".npz") + ".ckpt" }
 
+// samplingPath is the file beside the output FILE.npz that holds the
+// samples made so far while a run samples its output times
+// (flow.SamplingProgress), in the checkpoint's envelope:
+// FILE.sampling.ckpt.
+func samplingPath(out string) string { return strings.TrimSuffix(out, ".npz") + ".sampling.ckpt" }
+
 // checkpointer saves a run's state every interval (and when the run is
 // interrupted) and finds the state a killed run saved.
 type checkpointer struct {
-	e      *env
-	path   string
-	every  time.Duration
-	digest string
-	last   time.Time
-	failed bool
-	savedT float64 // the time of the last checkpoint written, or −1
+	e        *env
+	path     string
+	sampling string // samplingPath
+	every    time.Duration
+	digest   string
+	last     time.Time
+	failed   bool
+	savedT   float64 // the time of the last checkpoint written, or −1
+	resumedT float64 // the time of the checkpoint the run resumed from, or −1
+	// sampled and samples count the output times sampled in the last
+	// sampling file written (or read), and all.
+	sampled, samples int
 }
 
 // newCheckpointer returns the job's checkpointer, nil with -checkpoint 0
@@ -65,25 +76,52 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 		}
 		return nil, nil, nil
 	}
-	c := &checkpointer{e: e, path: path, every: every, digest: jobDigest(job), last: time.Now(), savedT: -1}
+	c := &checkpointer{e: e, path: path, sampling: samplingPath(e.out), every: every, digest: jobDigest(job), last: time.Now(), savedT: -1, resumedT: -1}
 	// A process killed while it wrote a checkpoint left its temporary
 	// file (export.CreatePending's name); the checkpoint before is whole.
-	if stale, err := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")); err == nil {
-		for _, f := range stale {
-			os.Remove(f)
+	for _, p := range []string{c.path, c.sampling} {
+		if stale, err := filepath.Glob(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")); err == nil {
+			for _, f := range stale {
+				os.Remove(f)
+			}
 		}
 	}
 	resume, err := c.read()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		os.Remove(c.sampling) // samples without the run's state are of no use
 		return c, nil, nil
 	case err != nil && e.restart:
-		os.Remove(path)
+		c.remove()
 		return c, nil, nil
 	case err != nil:
 		return nil, nil, fmt.Errorf("%v; run with -checkpoint-restart to start over (or remove it)", err)
 	}
+	c.resumedT = resume.T
 	return c, resume, nil
+}
+
+// readSampling reads the samples a run killed while it sampled saved
+// beside its checkpoint: nil when there are none. Samples that are not
+// the job's, or are damaged, are an error unless restart, which removes
+// them (the run then samples from the start).
+func (c *checkpointer) readSampling() (*flow.SamplingProgress, error) {
+	var p *flow.SamplingProgress
+	err := c.readFile(c.sampling, func(r io.Reader) (err error) {
+		p, err = flow.ReadSamplingProgress(r)
+		return err
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil && c.e.restart:
+		os.Remove(c.sampling)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("%v; run with -checkpoint-restart to sample from the start (or remove it)", err)
+	}
+	c.sampled, c.samples = p.Done()
+	return p, nil
 }
 
 // jobDigest is the SHA-256 of the job's spec as given, without
@@ -107,36 +145,67 @@ func jobDigest(job *spec.Job) string {
 // interrupted. A checkpoint that cannot be written is reported once and
 // the run goes on without.
 func (c *checkpointer) hook(ck *flow.Checkpoint) error {
-	h := hooks(c.e.ctx)
-	due := time.Since(c.last) >= c.every
-	if h.checkpointDue != nil {
-		due = h.checkpointDue(c.path, ck.T)
-	}
-	if c.failed || !(due || c.e.ctx.Err() != nil) {
+	if !c.due(c.path, ck.T) {
 		return nil
 	}
-	if err := c.write(ck); err != nil {
-		c.failed = true
-		fmt.Fprintf(c.e.stderr, "linattn %s: cannot save a checkpoint, going on without: %v\n", c.e.cmd.Name, err)
-		return nil
-	}
-	c.last, c.savedT = time.Now(), ck.T
-	if h.checkpointed != nil {
-		h.checkpointed(c.path)
+	if c.save(c.path, ck.Save) {
+		c.savedT = ck.T
 	}
 	return nil
 }
 
-// write saves ck atomically: to a temporary file, synced, then renamed
-// over the checkpoint (export.CreatePending), so that a kill at any moment
-// leaves the last checkpoint whole.
-func (c *checkpointer) write(ck *flow.Checkpoint) error {
-	p, err := export.CreatePending(c.path, func(w io.Writer) error {
+// samplingHook is the run's RunSettings.SamplingCheckpoint: as hook, for
+// the samples made so far, beside the checkpoint of the integration
+// (which a run resumed from it takes again to where it ended, the same
+// steps). An interrupted run stops sampling after the save. Without a
+// saved state of the run the samples alone would be of no use,
+// and are not saved.
+func (c *checkpointer) samplingHook(p *flow.SamplingProgress) error {
+	stateSaved := c.savedT >= 0 || c.resumedT >= 0
+	if stateSaved && c.due(c.sampling, -1) && c.save(c.sampling, p.Save) {
+		c.sampled, c.samples = p.Done()
+	}
+	return c.e.ctx.Err()
+}
+
+// due reports whether to save now: the interval has passed since the
+// last save, or the run is being interrupted (or the test hook says so;
+// t is the time reached, −1 while sampling).
+func (c *checkpointer) due(path string, t float64) bool {
+	due := time.Since(c.last) >= c.every
+	if h := hooks(c.e.ctx); h.checkpointDue != nil {
+		due = h.checkpointDue(path, t)
+	}
+	return !c.failed && (due || c.e.ctx.Err() != nil)
+}
+
+// save writes a file of the run's state with body and reports whether it
+// could; one that cannot be written is reported once and the run goes on
+// without checkpoints.
+func (c *checkpointer) save(path string, body func(io.Writer) error) bool {
+	if err := c.write(path, body); err != nil {
+		c.failed = true
+		fmt.Fprintf(c.e.stderr, "linattn %s: cannot save a checkpoint, going on without: %v\n", c.e.cmd.Name, err)
+		return false
+	}
+	c.last = time.Now()
+	if h := hooks(c.e.ctx); h.checkpointed != nil {
+		h.checkpointed(path)
+	}
+	return true
+}
+
+// write saves body at path atomically, in the checkpoint's envelope: to
+// a temporary file, synced, then renamed over it
+// (export.CreatePending), so that a kill at any moment leaves the last
+// one whole.
+func (c *checkpointer) write(path string, body func(io.Writer) error) error {
+	p, err := export.CreatePending(path, func(w io.Writer) error {
 		if _, err := fmt.Fprintf(w, "%sversion %s\nspec %s\n", checkpointHeader, version(), c.digest); err != nil {
 			return err
 		}
 		h := sha256.New()
-		if err := ck.Save(io.MultiWriter(w, h)); err != nil {
+		if err := body(io.MultiWriter(w, h)); err != nil {
 			return err
 		}
 		_, err := fmt.Fprintf(w, "sha256 %x\n", h.Sum(nil))
@@ -151,50 +220,61 @@ func (c *checkpointer) write(ck *flow.Checkpoint) error {
 // read reads and checks the checkpoint: an error that wraps
 // fs.ErrNotExist when there is none.
 func (c *checkpointer) read() (*flow.Resume, error) {
-	f, err := os.Open(c.path)
+	var resume *flow.Resume
+	err := c.readFile(c.path, func(r io.Reader) (err error) {
+		resume, err = flow.ReadCheckpoint(r)
+		return err
+	})
+	return resume, err
+}
+
+// readFile checks the envelope of the file at path (header, version,
+// spec digest, checksum) and reads its body with parse: an error that
+// wraps fs.ErrNotExist when there is none.
+func (c *checkpointer) readFile(path string, parse func(io.Reader) error) error {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	refuse := func(why string) error { return fmt.Errorf("checkpoint %s %s", c.path, why) }
+	refuse := func(why string) error { return fmt.Errorf("checkpoint %s %s", path, why) }
 	info, err := f.Stat()
 	if err != nil {
-		return nil, refuse(err.Error())
+		return refuse(err.Error())
 	}
 	br := bufio.NewReader(f)
 	var lines [3]string
 	head := 0
 	for i := range lines {
 		if lines[i], err = br.ReadString('\n'); err != nil || len(lines[i]) > 200 {
-			return nil, refuse("is not a linattn checkpoint (damaged header)")
+			return refuse("is not a linattn checkpoint (damaged header)")
 		}
 		head += len(lines[i])
 	}
 	switch {
 	case lines[0] != checkpointHeader:
-		return nil, refuse("is not a linattn checkpoint of this format")
+		return refuse("is not a linattn checkpoint of this format")
 	case lines[1] != "version "+version()+"\n":
-		return nil, refuse(fmt.Sprintf("was written by linattn %s, this is %s", strings.TrimSpace(strings.TrimPrefix(lines[1], "version ")), version()))
+		return refuse(fmt.Sprintf("was written by linattn %s, this is %s", strings.TrimSpace(strings.TrimPrefix(lines[1], "version ")), version()))
 	case lines[2] != "spec "+c.digest+"\n":
-		return nil, refuse("belongs to another run (its spec or inputs differ from this command's)")
+		return refuse("belongs to another run (its spec or inputs differ from this command's)")
 	}
 	body := info.Size() - int64(head) - int64(checkpointTrailer)
 	if body <= 0 {
-		return nil, refuse("is damaged (cut short)")
+		return refuse("is damaged (cut short)")
 	}
 	h := sha256.New()
 	if _, err := io.Copy(h, io.NewSectionReader(f, int64(head), body)); err != nil {
-		return nil, refuse(err.Error())
+		return refuse(err.Error())
 	}
 	trailer := make([]byte, checkpointTrailer)
 	if _, err := f.ReadAt(trailer, int64(head)+body); err != nil || string(trailer) != fmt.Sprintf("sha256 %x\n", h.Sum(nil)) {
-		return nil, refuse("is damaged (its checksum does not match)")
+		return refuse("is damaged (its checksum does not match)")
 	}
-	resume, err := flow.ReadCheckpoint(io.NewSectionReader(f, int64(head), body))
-	if err != nil {
-		return nil, refuse(fmt.Sprintf("cannot be read: %v", err))
+	if err := parse(io.NewSectionReader(f, int64(head), body)); err != nil {
+		return refuse(fmt.Sprintf("cannot be read: %v", err))
 	}
-	return resume, nil
+	return nil
 }
 
 // remove deletes the checkpoint of a run that has ended (not
@@ -202,12 +282,18 @@ func (c *checkpointer) read() (*flow.Resume, error) {
 func (c *checkpointer) remove() {
 	if c != nil {
 		os.Remove(c.path)
+		os.Remove(c.sampling)
 	}
 }
 
 // describe says, for the interrupted-run message, where the state was saved.
 func (c *checkpointer) describe() string {
-	if c == nil || c.savedT < 0 {
+	switch {
+	case c == nil:
+		return ""
+	case c.sampled > 0:
+		return fmt.Sprintf("; its state is saved in %s and %d of its %d samples in %s", c.path, c.sampled, c.samples, c.sampling)
+	case c.savedT < 0:
 		return ""
 	}
 	return fmt.Sprintf("; its state at t = %.6g is saved in %s", c.savedT, c.path)

@@ -143,6 +143,95 @@ func TestCheckpointInterrupt(t *testing.T) {
 	sameFile(t, out, want)
 }
 
+// TestSamplingCheckpoint: a run of BDF, whose extension is thinned so
+// that sampling takes its steps again, saves the samples made so far
+// beside its checkpoint. Killed while it sampled, or interrupted there
+// (Ctrl-C), and run again, it continues from the checkpoint with those
+// samples and writes the .npz of the run that was not stopped, byte for
+// byte; the interrupted run says where its samples are.
+func TestSamplingCheckpoint(t *testing.T) {
+	t.Parallel()
+	args := []string{"-D", "8", "-spectrum", "power:1", "-method", "bdf"}
+	dir := t.TempDir()
+	want := filepath.Join(dir, "full.npz")
+	if code, _, stderr := runCLI(t, append([]string{"run", "-o", want, "-q"}, args...)...); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	T := sidecarOf(t, want)["meta"].(map[string]any)["solver"].(map[string]any)["t_end"].(float64)
+
+	// Killed: the files as they were at the third save of the samples.
+	out := filepath.Join(dir, "killed.npz")
+	ckpt, sampling := checkpointPath(out), samplingPath(out)
+	var atKill map[string][]byte
+	saves, saved := 0, false
+	ctx := withTestHooks(context.Background(), &testHooks{
+		checkpointDue: func(path string, tt float64) bool {
+			if path == sampling {
+				saves++
+				return saves <= 3
+			}
+			due := !saved && tt > T/2
+			saved = saved || due
+			return due
+		},
+		checkpointed: func(path string) {
+			if path == sampling && saves == 3 {
+				atKill = map[string][]byte{}
+				for _, p := range []string{ckpt, sampling} {
+					b, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					atKill[p] = b
+				}
+			}
+		},
+	})
+	if code, _, stderr := runCLIContext(t, ctx, append([]string{"run", "-o", out, "-q"}, args...)...); code != ExitOK || atKill == nil {
+		t.Fatalf("exit %d, %d saves of the samples: %s", code, saves, stderr)
+	}
+	for _, p := range []string{ckpt, sampling} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("the finished run left %s: %v", p, err)
+		}
+		if err := os.WriteFile(p, atKill[p], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Remove(out)
+	code, _, stderr := runCLI(t, append([]string{"run", "-o", out, "-q"}, args...)...)
+	if code != ExitOK || !strings.Contains(stderr, "continuing from the checkpoint at t = ") || !strings.Contains(stderr, "samples (") {
+		t.Fatalf("the second run: exit %d, stderr %q", code, stderr)
+	}
+	sameFile(t, out, want)
+
+	// Interrupted while it samples.
+	out = filepath.Join(dir, "interrupted.npz")
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	saves, saved = 0, false
+	cctx = withTestHooks(cctx, &testHooks{checkpointDue: func(path string, tt float64) bool {
+		if path == samplingPath(out) {
+			if saves++; saves == 2 {
+				cancel()
+			}
+			return false
+		}
+		due := !saved && tt > T/2
+		saved = saved || due
+		return due
+	}})
+	code, _, stderr = runCLIContext(t, cctx, append([]string{"run", "-o", out, "-q"}, args...)...)
+	if code != ExitInterrupted || !strings.Contains(stderr, "samples in "+samplingPath(out)) ||
+		!strings.Contains(stderr, "run the same command again to continue from there") {
+		t.Fatalf("interrupted: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, append([]string{"run", "-o", out, "-q"}, args...)...); code != ExitOK || !strings.Contains(stderr, "samples (") {
+		t.Fatalf("after the interruption: exit %d, stderr %q", code, stderr)
+	}
+	sameFile(t, out, want)
+}
+
 // sameFile fails unless the files hold the same bytes.
 func sameFile(t *testing.T, got, want string) {
 	t.Helper()

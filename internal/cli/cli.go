@@ -177,6 +177,9 @@ func flagHint(c *command, err error) error {
 func interrupted(e *env) string {
 	side, _, err := output.ReadSidecar(e.out)
 	if !e.saved || err != nil || side.Meta.Complete {
+		if saved := e.ckpt.describe(); saved != "" {
+			return fmt.Sprintf("interrupted before any output was written%s: run the same command again to continue from there", saved)
+		}
 		return "interrupted before any output was written; run the same command again"
 	}
 	upTo := ""

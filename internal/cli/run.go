@@ -73,10 +73,17 @@ func runFlow(e *env, job *spec.Job) error {
 		return err
 	}
 	if ck != nil {
-		e.ckpt, rs.Checkpoint, rs.Resume = ck, ck.hook, resume
+		e.ckpt, rs.Checkpoint, rs.Resume, rs.SamplingCheckpoint = ck, ck.hook, resume, ck.samplingHook
 	}
 	if resume != nil {
-		fmt.Fprintf(e.stderr, "linattn %s: continuing from the checkpoint at t = %.6g (%s)\n", e.cmd.Name, resume.T, ck.path)
+		if rs.SamplingResume, err = ck.readSampling(); err != nil {
+			return err
+		}
+		samples := ""
+		if rs.SamplingResume != nil {
+			samples = fmt.Sprintf(", with %d of its %d samples (%s)", ck.sampled, ck.samples, ck.sampling)
+		}
+		fmt.Fprintf(e.stderr, "linattn %s: continuing from the checkpoint at t = %.6g (%s)%s\n", e.cmd.Name, resume.T, ck.path, samples)
 	}
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if tr == nil {
