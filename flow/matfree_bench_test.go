@@ -131,13 +131,17 @@ func BenchmarkDeflateSolve(b *testing.B) {
 			b.Fatal(err)
 		}
 		r, z := randomState(s, 1, 2), make([]float64, len(y))
-		b.Run(fmt.Sprintf("solve/D=%d", d), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				p.Solve(z, r)
-			}
-			b.ReportMetric(float64(len(p.scale)), "pairs")
-		})
+		// One goroutine, and as many as Solve takes (solveWorkers).
+		for _, w := range []int{1, solveWorkers(p.m, p.n)} {
+			p.share(w)
+			b.Run(fmt.Sprintf("solve/D=%d/workers=%d", d, w), func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					p.Solve(z, r)
+				}
+				b.ReportMetric(float64(len(p.scale)), "pairs")
+			})
+		}
 		b.Run(fmt.Sprintf("deriv/D=%d", d), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

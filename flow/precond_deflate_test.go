@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
@@ -131,6 +132,60 @@ func TestBDFNewtonKrylovFullLayer(t *testing.T) {
 		}
 		if l0, l := s.LossEigen(s.ToEigen(nil, y0)), s.LossEigen(nk); !(l < 0.9*l0) {
 			t.Errorf("%v: the loss moved from %g to %g only: the test does not reach the drop", m.Kind, l0, l)
+		}
+	}
+}
+
+// TestDeflateSolveShared: Solve's passes over the Ritz vectors shared by
+// one to four goroutines (solveShare; here over five blocks and a part
+// of one) give the same Vᵀr and the same V c, bit for bit, and Vᵀr equals
+// the inner products to single precision.
+func TestDeflateSolveShared(t *testing.T) {
+	const n, m = 4*solveBlock + 300, 7
+	rnd := rand.New(rand.NewPCG(5, 6))
+	p := &deflatePrecond{n: n, m: m, v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m),
+		proj: make([]float64, m), part32: make([]float32, (n+solveBlock-1)/solveBlock*m)}
+	for i := range p.v32 {
+		p.v32[i] = float32(rnd.NormFloat64())
+	}
+	x, c := make([]float64, n), make([]float64, m)
+	for i := range x {
+		x[i] = rnd.NormFloat64()
+	}
+	for i := range c {
+		c[i] = rnd.NormFloat64()
+	}
+	var coords, span []float64
+	for w := 1; w <= 4; w++ {
+		p.share(w)
+		got := slices.Clone(p.coords(m, x))
+		z := make([]float64, n)
+		p.addSpan(z, c)
+		if w == 1 {
+			coords, span = got, z
+			for i := range m { // row i of V, by blocks: vBlock's layout
+				var want float64
+				for j0 := 0; j0 < n; j0 += solveBlock {
+					vb, nb := p.vBlock(j0)
+					for j := range nb {
+						want += float64(vb[i*nb+j]) * x[j0+j]
+					}
+				}
+				if math.Abs(got[i]-want) > 1e-5*math.Sqrt(n) {
+					t.Errorf("(Vᵀx)_%d = %.9g, want %.9g", i, got[i], want)
+				}
+			}
+			continue
+		}
+		for i := range coords {
+			if math.Float64bits(got[i]) != math.Float64bits(coords[i]) {
+				t.Fatalf("%d goroutines: (Vᵀx)_%d = %v, one goroutine %v", w, i, got[i], coords[i])
+			}
+		}
+		for i := range span {
+			if math.Float64bits(z[i]) != math.Float64bits(span[i]) {
+				t.Fatalf("%d goroutines: (Vc)_%d = %v, one goroutine %v", w, i, z[i], span[i])
+			}
 		}
 	}
 }
