@@ -74,13 +74,20 @@ func newProgress(w io.Writer, on bool) *progress {
 }
 
 // Due reports whether a line should be shown now: the work has lasted a
-// second and the line was not rewritten in the last 200 ms. It is cheap
-// enough to call at every step.
-func (p *progress) Due() bool {
+// second and the line was not rewritten in the last 200 ms. It looks at
+// the clock on every 64th call only, so it is cheap enough to call at
+// every step.
+func (p *progress) Due() bool { return p.due(64) }
+
+// DueSlow is Due for calls far apart (seconds of work each), which it
+// looks at every one of.
+func (p *progress) DueSlow() bool { return p.due(1) }
+
+func (p *progress) due(every int) bool {
 	if !p.on {
 		return false
 	}
-	if p.calls++; p.calls%64 != 1 {
+	if p.calls++; p.calls%every != 1%every {
 		return false
 	}
 	now := time.Now()

@@ -73,7 +73,17 @@ func runFlow(e *env, job *spec.Job) error {
 		return err
 	}
 	if ck != nil {
-		e.ckpt, rs.Checkpoint, rs.Resume, rs.SamplingCheckpoint = ck, ck.hook, resume, ck.samplingHook
+		e.ckpt, rs.Checkpoint, rs.Resume = ck, ck.hook, resume
+	}
+	rs.SamplingCheckpoint = func(p *flow.SamplingProgress) error {
+		if e.progress.DueSlow() {
+			sampled, total := p.Done()
+			e.progress.Show(fmt.Sprintf("sampling the output times on the run's extension: %d of %d", sampled, total))
+		}
+		if ck == nil {
+			return nil
+		}
+		return ck.samplingHook(p)
 	}
 	if resume != nil {
 		if rs.SamplingResume, err = ck.readSampling(); err != nil {
