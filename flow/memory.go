@@ -84,7 +84,10 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 				m.Precond += kronBytes(s.d, run.H) // its structured deflation
 			}
 		case blockPreconditioner:
-			m.Precond = 8 * (2*precondMaxBlock + 12) * ni // a block's LU and J, a dozen vectors
+			// A block's LU and J, a dozen vectors, and the couplings a
+			// setup's scan holds: about twice precondCandidates per
+			// variable before it prunes (couplingScan.keep).
+			m.Precond = 8*(2*precondMaxBlock+12)*ni + couplingBytes*2*precondCandidates*ni
 		default:
 			m.Solver += 8 * 2 * ni * ni // ode's dense LU: J and I − γJ
 		}

@@ -13,6 +13,9 @@ type coupling struct {
 	j, s float64
 }
 
+// couplingBytes is the size of a coupling (RunBytes).
+const couplingBytes = 24
+
 // couplingScan finds the couplings of the separate model's Jacobian whose
 // strength at γ is at least minS without looking at all n² entries: the
 // entries of each class are products of per-row and per-component factors

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -51,7 +52,8 @@ func TestJacEntries(t *testing.T) {
 // strongest of those the unbounded scan finds, the first limit of them in
 // strongerFirst's order, bit for bit, for bounds that prune during the
 // scan (a tenth of them) and only at its end (two thirds), at a random
-// state of the D = 6 separate model with many couplings (γ = 10³).
+// state of the D = 6 separate model with many couplings (γ = 10³); and a
+// coupling takes the bytes RunBytes counts.
 func TestCouplingScanLimit(t *testing.T) {
 	data, err := law.NewData(law.PowerLaw(6, 1, 1), nil, law.Lengths{N: 31})
 	if err != nil {
@@ -65,6 +67,9 @@ func TestCouplingScanLimit(t *testing.T) {
 		p.setScales(1e3, true, s.ToEigen(nil, y))
 		p.findCouplings()
 		return p.cands
+	}
+	if size := unsafe.Sizeof(coupling{}); size != couplingBytes {
+		t.Errorf("a coupling takes %d bytes, RunBytes counts %d", size, couplingBytes)
 	}
 	all := scan(0)
 	slices.SortFunc(all, strongerFirst)
