@@ -382,14 +382,22 @@ func stopRule(s *flow.System, T, tol float64, tr *flow.Trajectory) string {
 
 // weightsMotion says how far the weights of a run whose loss settled moved
 // over its last decade of time [t/10, t]: the norm of the state, and of
-// the value weights v, at the first sample at or after t/10 and at t. Near
-// a nondegenerate minimum L − L* grows as ‖Δθ‖², so weights that settled
-// with the loss to tol have moved by about √tol: more is "not the weights".
+// the value weights v, at the first state kept at or after t/10
+// (Trajectory.StateIndex) and at t. Near a nondegenerate minimum L − L*
+// grows as ‖Δθ‖², so weights that settled with the loss to tol have moved
+// by about √tol: more is "not the weights".
 func weightsMotion(s *flow.System, tr *flow.Trajectory, tol float64) string {
-	n, h, last := s.Len(), s.Model.H, len(tr.Times)-1
-	k := sort.SearchFloat64s(tr.Times, tr.FinalT/10)
+	n, h := s.Len(), s.Model.H
+	rows := len(tr.States) / n
+	timeOf := func(row int) float64 {
+		if tr.StateIndex == nil {
+			return tr.Times[row]
+		}
+		return tr.Times[tr.StateIndex[row]]
+	}
+	k, last := sort.Search(rows, func(r int) bool { return timeOf(r) >= tr.FinalT/10 }), rows-1
 	if k >= last {
-		return "the loss settled; the output has no sample in [t/10, t] to say whether the weights did"
+		return "the loss settled; the output has no state in [t/10, t] to say whether the weights did"
 	}
 	a, b := tr.States[k*n:(k+1)*n], tr.States[last*n:(last+1)*n]
 	moved := gfloats.Distance(a, b, 2) / gfloats.Norm(b, 2)
@@ -398,7 +406,7 @@ func weightsMotion(s *flow.System, tr *flow.Trajectory, tol float64) string {
 		what = "the loss settled, not the weights"
 	}
 	return fmt.Sprintf("%s: from t = %.4g to %.4g, ‖θ‖ went from %.4g to %.4g and ‖v‖ from %.4g to %.4g (‖Δθ‖/‖θ‖ = %.3g)",
-		what, tr.Times[k], tr.FinalT, gfloats.Norm(a, 2), gfloats.Norm(b, 2), gfloats.Norm(a[:h], 2), gfloats.Norm(b[:h], 2), moved)
+		what, timeOf(k), tr.FinalT, gfloats.Norm(a, 2), gfloats.Norm(b, 2), gfloats.Norm(a[:h], 2), gfloats.Norm(b[:h], 2), moved)
 }
 
 // sortedEigs says, when -eigs were not given in decreasing order, that

@@ -22,10 +22,19 @@ import (
 // them.
 func TestSummaryLossSettled(t *testing.T) {
 	t.Parallel()
+	for _, every := range []string{"1", "7"} {
+		summaryLossSettled(t, every)
+	}
+}
+
+// summaryLossSettled checks the summary of the run with -state-every
+// every: with the states kept at every 7th output time only, ‖θ‖ and ‖v‖
+// are those of the first state kept at or after t/10 (state_t).
+func summaryLossSettled(t *testing.T, every string) {
 	out := filepath.Join(t.TempDir(), "run.npz")
-	code, stdout, stderr := runCLI(t, "run", "-q", "-layer", "full", "-icl", "0.5", "-tasks", "4", "-samples", "401", "-o", out)
+	code, stdout, stderr := runCLI(t, "run", "-q", "-layer", "full", "-icl", "0.5", "-tasks", "4", "-samples", "401", "-state-every", every, "-o", out)
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
+		t.Fatalf("-state-every %s: exit %d: %s", every, code, stderr)
 	}
 	for _, want := range []string{
 		"integrated until L − L_lb ≤ 1e-06·(L(0) − L_lb), L_lb = 0.124295 the least loss over all coefficients, or until L moved by less than that over a decade of time [t/10, t]: the loss settled at t = ",
@@ -49,13 +58,23 @@ func TestSummaryLossSettled(t *testing.T) {
 	}
 	defer r.Close()
 	ts, v := readFloats(t, r, "t"), readFloats(t, r, "v")
+	if every == "7" {
+		ts = readFloats(t, r, "state_t")        // written where states are thinned
+		if want := 401/7 + 2; len(ts) != want { // every 7th and the last
+			t.Fatalf("-state-every 7: %d states, want %d", len(ts), want)
+		}
+	}
 	last := len(ts) - 1
 	k := sort.SearchFloat64s(ts, ts[last]/10)
 	norm := func(x []float64) float64 { return math.Sqrt(dot(x, x)) }
 	va, vb := norm(v[4*k:4*k+4]), norm(v[4*last:])
-	want := fmt.Sprintf("‖v‖ from %.4g to %.4g", va, vb)
+	want := fmt.Sprintf("from t = %.4g to %.4g, ‖θ‖", ts[k], ts[last])
+	if !strings.Contains(stdout, want) {
+		t.Errorf("-state-every %s: want %q in\n%s", every, want, stdout)
+	}
+	want = fmt.Sprintf("‖v‖ from %.4g to %.4g", va, vb)
 	if !strings.Contains(stdout, want) || !(vb > 1.2*va) {
-		t.Errorf("want %q (‖v‖ growing) in\n%s", want, stdout)
+		t.Errorf("-state-every %s: want %q (‖v‖ growing) in\n%s", every, want, stdout)
 	}
 }
 
