@@ -217,9 +217,9 @@ func newSamplingProgress(times []float64, kept []int, stride int, tests bool, re
 	return p
 }
 
-// sameSampling reports whether p (not nil) samples the output times of q
-// bit for bit, with the same states kept, of the same length, and the
-// same tests.
+// sameSampling reports whether p is not nil and samples the output times
+// of q bit for bit, with the same states kept, of the same length, and
+// the same tests.
 func (p *SamplingProgress) sameSampling(q *SamplingProgress) bool {
 	if p == nil || p.stride != q.stride || p.tests != q.tests || !slices.Equal(p.kept, q.kept) || len(p.times) != len(q.times) {
 		return false
