@@ -63,7 +63,8 @@ func (s *System) clone() (*System, error) {
 // bounds[i]…bounds[i+1] for w goroutines, for times in increasing order:
 // each group begins where the evaluations begin to replay from another
 // kept state of the extension (ode.Solution.ReplayOrigin), about
-// groupsPerWorker·w of them spanning as many steps of the run each.
+// groupsPerWorker·w of them spanning as many steps of the run each (at
+// least groupMinSteps).
 // Otherwise it splits them into w ranges of as many times. A group's
 // replay is independent of the others', so the goroutines may take the
 // groups in any order; within one it goes on from step to step.
@@ -77,7 +78,7 @@ func (tr *Trajectory) sampleGroups(times []float64, w int) []int {
 		return bounds
 	}
 	first := tr.dense.ReplayOrigin(times[0])
-	span := max(1, (tr.dense.ReplayOrigin(times[nt-1])-first)/(groupsPerWorker*w))
+	span := max(groupMinSteps, (tr.dense.ReplayOrigin(times[nt-1])-first)/(groupsPerWorker*w))
 	bounds, start := []int{0}, first
 	for i := 1; i < nt; i++ {
 		if o := tr.dense.ReplayOrigin(times[i]); o >= start+span {
@@ -92,6 +93,13 @@ func (tr *Trajectory) sampleGroups(times []float64, w int) []int {
 // (a preconditioner setup with fresh data), and the last to finish
 // bounds how unevenly the goroutines end.
 const groupsPerWorker = 16
+
+// groupMinSteps is the fewest steps of the run a group of output times
+// spans (sampleGroups): a restore of the merged full layer's replay sets
+// its deflation up afresh, and on D = 32's run (3 732 steps, two
+// goroutines) groups of 116 steps took 182 s of CPU, of 256 steps 170 s
+// (one run each; 2 min 15 s and 2 min 8 s).
+const groupMinSteps = 256
 
 // sampleParallel runs fill on the groups of sampleGroups that are not
 // done (skip) in w goroutines, the first on tr and each other on a fork
