@@ -70,6 +70,9 @@ func (s *System) clone() (*System, error) {
 // groups in any order; within one it goes on from step to step.
 func (tr *Trajectory) sampleGroups(times []float64, w int) []int {
 	nt := len(times)
+	if nt == 0 {
+		return []int{0}
+	}
 	if !sort.Float64sAreSorted(times) {
 		bounds := make([]int, w+1)
 		for i := range bounds {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/linattn/linattn/ode"
@@ -25,6 +26,13 @@ func TestSamplingResume(t *testing.T) {
 	whole, err := s.Run(context.Background(), y0, rs)
 	if err != nil || !whole.dense.Thinned() {
 		t.Fatalf("%v; want a thinned extension, so that sampling replays", err)
+	}
+	// Sample, on no times and on the output times (the loss of the run).
+	if st, l, err := whole.Sample(nil); err != nil || len(st)+len(l) != 0 {
+		t.Errorf("Sample(nil): %d states, %d losses, %v; want none and no error", len(st), len(l), err)
+	}
+	if _, l, err := whole.Sample(whole.Times); err != nil || !slices.Equal(l, whole.Loss) {
+		t.Errorf("Sample at the output times: %v, or the loss differs from the run's", err)
 	}
 	// Stopped after about half the groups: the samples then, saved.
 	groups := len(whole.sampleGroups(whole.Times, 1)) - 1
