@@ -169,7 +169,7 @@ func newDeflatePrecondWith(s *System, kron *kronDeflation) *deflatePrecond {
 	m := min(deflateSteps(s.Model), n)
 	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, lz: newLanczos(n, m), proj: make([]float64, m),
 		c1:  make([]float64, m),
-		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m), part32: make([]float32, (n+solveBlock-1)/solveBlock*m)}
+		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m)}
 	p.share(solveWorkers(m, n))
 	p.q = p.lz.q
 	if kron != nil {
@@ -262,7 +262,7 @@ func (p *deflatePrecond) coords(k int, x []float64) []float64 {
 		}
 	})
 	clear(sums)
-	for b := range p.blocks() {
+	for b := range solveBlocks(p.n) {
 		for i, v := range part[b*k : (b+1)*k] {
 			sums[i] += float64(v)
 		}
@@ -290,8 +290,9 @@ func (p *deflatePrecond) addSpan(z, c []float64) {
 	})
 }
 
-// blocks is the number of blocks of solveBlock columns of V.
-func (p *deflatePrecond) blocks() int { return (p.n + solveBlock - 1) / solveBlock }
+// solveBlocks is the number of blocks of solveBlock columns of V, of n
+// columns.
+func solveBlocks(n int) int { return (n + solveBlock - 1) / solveBlock }
 
 // solveShare runs pass(w, b0, b1) on the blocks of V, in p.workers
 // contiguous ranges of them, each in a goroutine of its own (the w-th,
@@ -299,7 +300,7 @@ func (p *deflatePrecond) blocks() int { return (p.n + solveBlock - 1) / solveBlo
 // parts of their outputs, so the results are those of one goroutine, bit
 // for bit (TestDeflateSolveShared).
 func (p *deflatePrecond) solveShare(pass func(w, b0, b1 int)) {
-	nb, w := p.blocks(), p.workers
+	nb, w := solveBlocks(p.n), p.workers
 	if w == 1 {
 		pass(0, 0, nb)
 		return
@@ -316,9 +317,12 @@ func (p *deflatePrecond) solveShare(pass func(w, b0, b1 int)) {
 	wg.Wait()
 }
 
-// share sets the number of goroutines that share Solve's passes.
+// share sets the number of goroutines that share Solve's passes, with
+// the passes' scratch: a block of acc32 per goroutine, the blocks' sums
+// part32.
 func (p *deflatePrecond) share(workers int) {
 	p.workers, p.acc32 = workers, make([]float32, workers*solveBlock)
+	p.part32 = make([]float32, solveBlocks(p.n)*p.m)
 }
 
 // solveWorkers is the number of goroutines that share Solve's passes over
@@ -333,7 +337,7 @@ func solveWorkers(m, n int) int {
 	if m*n < solveShareMin {
 		return 1
 	}
-	return max(1, min(runtime.GOMAXPROCS(0), maxSolveWorkers, (n+solveBlock-1)/solveBlock))
+	return max(1, min(runtime.GOMAXPROCS(0), maxSolveWorkers, solveBlocks(n)))
 }
 
 const (

@@ -144,7 +144,7 @@ func TestDeflateSolveShared(t *testing.T) {
 	const n, m = 4*solveBlock + 300, 7
 	rnd := rand.New(rand.NewPCG(5, 6))
 	p := &deflatePrecond{n: n, m: m, v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m),
-		proj: make([]float64, m), part32: make([]float32, (n+solveBlock-1)/solveBlock*m)}
+		proj: make([]float64, m)}
 	for i := range p.v32 {
 		p.v32[i] = float32(rnd.NormFloat64())
 	}

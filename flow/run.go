@@ -438,10 +438,8 @@ func (tr *Trajectory) sample(times []float64, kept []int, tests bool, ss samplin
 		return p.finish(lo, hi)
 	}
 	if err := tr.sampleParallel(times, tr.sampleWorkers(len(times)), p.allDone, fill); err != nil {
-		if ss.ctx.Err() != nil && p.hook != nil {
-			p.mu.Lock()
-			p.hook(p) // saves the samples made (its error is the context's)
-			p.mu.Unlock()
+		if ss.ctx.Err() != nil {
+			p.finish(0, 0) // no new samples: the hook saves those made (its error is the context's)
 		}
 		return nil, nil, test, err
 	}

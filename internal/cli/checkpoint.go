@@ -50,8 +50,7 @@ type checkpointer struct {
 	digest   string
 	last     time.Time
 	failed   bool
-	savedT   float64 // the time of the last checkpoint written, or −1
-	resumedT float64 // the time of the checkpoint the run resumed from, or −1
+	savedT   float64 // the time of the state in the checkpoint (written, or resumed from), or −1
 	// sampled and samples count the output times sampled in the last
 	// sampling file written (or read), and all.
 	sampled, samples int
@@ -76,7 +75,7 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 		}
 		return nil, nil, nil
 	}
-	c := &checkpointer{e: e, path: path, sampling: samplingPath(e.out), every: every, digest: jobDigest(job), last: time.Now(), savedT: -1, resumedT: -1}
+	c := &checkpointer{e: e, path: path, sampling: samplingPath(e.out), every: every, digest: jobDigest(job), last: time.Now(), savedT: -1}
 	// A process killed while it wrote a checkpoint left its temporary
 	// file (export.CreatePending's name); the checkpoint before is whole.
 	for _, p := range []string{c.path, c.sampling} {
@@ -97,7 +96,7 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 	case err != nil:
 		return nil, nil, fmt.Errorf("%v; run with -checkpoint-restart to start over (or remove it)", err)
 	}
-	c.resumedT = resume.T
+	c.savedT = resume.T
 	return c, resume, nil
 }
 
@@ -161,8 +160,7 @@ func (c *checkpointer) hook(ck *flow.Checkpoint) error {
 // saved state of the run the samples alone would be of no use,
 // and are not saved.
 func (c *checkpointer) samplingHook(p *flow.SamplingProgress) error {
-	stateSaved := c.savedT >= 0 || c.resumedT >= 0
-	if stateSaved && c.due(c.sampling, -1) && c.save(c.sampling, p.Save) {
+	if c.savedT >= 0 && c.due(c.sampling, -1) && c.save(c.sampling, p.Save) {
 		c.sampled, c.samples = p.Done()
 	}
 	return c.e.ctx.Err()
