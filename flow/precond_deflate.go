@@ -2,10 +2,9 @@ package flow
 
 import (
 	"math"
-	"runtime"
-	"sync"
 
 	"github.com/linattn/linattn/flow/internal/gemm"
+	"github.com/linattn/linattn/internal/share"
 	"gonum.org/v1/gonum/blas"
 )
 
@@ -295,26 +294,15 @@ func (p *deflatePrecond) addSpan(z, c []float64) {
 func solveBlocks(n int) int { return (n + solveBlock - 1) / solveBlock }
 
 // solveShare runs pass(w, b0, b1) on the blocks of V, in p.workers
-// contiguous ranges of them, each in a goroutine of its own (the w-th,
-// with scratch of its own) beside the caller's; the passes write disjoint
-// parts of their outputs, so the results are those of one goroutine, bit
-// for bit (TestDeflateSolveShared).
+// contiguous ranges of them (share.Ranges; the w-th with scratch of its
+// own); the passes write disjoint parts of their outputs, so the results
+// are those of one goroutine, bit for bit (TestDeflateSolveShared).
 func (p *deflatePrecond) solveShare(pass func(w, b0, b1 int)) {
-	nb, w := solveBlocks(p.n), p.workers
-	if w == 1 {
-		pass(0, 0, nb)
+	if p.workers == 1 {
+		pass(0, 0, solveBlocks(p.n))
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 1; i < w; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pass(i, i*nb/w, (i+1)*nb/w)
-		}()
-	}
-	pass(0, 0, nb/w)
-	wg.Wait()
+	share.Ranges(solveBlocks(p.n), p.workers, 1, pass)
 }
 
 // share sets the number of goroutines that share Solve's passes, with
@@ -326,24 +314,19 @@ func (p *deflatePrecond) share(workers int) {
 }
 
 // solveWorkers is the number of goroutines that share Solve's passes over
-// the m × n Ritz vectors: the processors Go may use, at most
-// maxSolveWorkers, where V holds at least solveShareMin values, else one.
+// the m × n Ritz vectors: the processors Go may use (share.Workers), at
+// most one per block, where V holds at least solveShareMin values, else
+// one.
 // With both cores of this machine free (BenchmarkDeflateSolve, median of
 // six) a solve at D = 64 (n = 270 400, m = 60) took 3.66 ms on two
 // against 5.08 on one; at D = 32 (2.09·10⁶ values, just below) 0.27 ms
 // on two against 0.26 on one: the passes are bound by memory, and
 // there the two-level part and the cache leave nothing to share.
 func solveWorkers(m, n int) int {
-	if m*n < solveShareMin {
-		return 1
-	}
-	return max(1, min(runtime.GOMAXPROCS(0), maxSolveWorkers, solveBlocks(n)))
+	return min(share.Workers(m*n, solveShareMin), solveBlocks(n))
 }
 
-const (
-	solveShareMin   = 1 << 21
-	maxSolveWorkers = 8
-)
+const solveShareMin = 1 << 21
 
 // vBlock returns the block of the single-precision Ritz vectors' columns
 // j0 … j0+nb−1 (j0 a multiple of solveBlock): m rows of nb, row-major.

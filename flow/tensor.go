@@ -73,42 +73,36 @@ func (c *Coefficients) Pack(dst []float64, g *Blocks) {
 
 // transfer copies between the flat layout of θ (System, "State layout",
 // then the full layer's extra blocks) and the blocks, in the direction
-// toBlocks.
+// toBlocks, by runs of entries contiguous in both.
 func (c *Coefficients) transfer(b *Blocks, flat []float64, toBlocks bool) {
 	if toBlocks {
 		b.Zero()
 	}
-	d, h, d1 := c.d, c.model.H, c.d+1
-	mv := func(bp, fp *float64) {
+	mv := func(bs, fs []float64) {
 		if toBlocks {
-			*bp = *fp
+			copy(bs, fs)
 		} else {
-			*fp = *bp
+			copy(fs, bs)
 		}
 	}
+	d, h, d1 := c.d, c.model.H, c.d+1
 	for i := 0; i < h; i++ {
-		mv(&b.V[i*d1+d], &flat[i])
+		mv(b.V[i*d1+d:i*d1+d1], flat[i:i+1])
 	}
 	off := h
 	hr := c.hr()
 	for p := 0; p < hr; p++ {
-		for r := 0; r < d; r++ {
-			if c.model.Kind == Merged {
-				for e := 0; e < d; e++ {
-					mv(&b.W[(p*d1+r)*d+e], &flat[off+(p*d+r)*d+e])
-				}
-				continue
-			}
-			mv(&b.K[p*d1+r], &flat[off+p*d+r])
-			mv(&b.Q[p*d+r], &flat[off+hr*d+p*d+r])
+		if c.model.Kind == Merged { // the rows r < D of W̃_p, d·d entries
+			mv(b.W[p*d1*d:(p*d1+d)*d], flat[off+p*d*d:off+(p+1)*d*d])
+			continue
 		}
+		mv(b.K[p*d1:p*d1+d], flat[off+p*d:off+(p+1)*d])
+		mv(b.Q[p*d:(p+1)*d], flat[off+hr*d+p*d:off+hr*d+(p+1)*d])
 	}
 	off = c.model.flowLen(d)
 	if c.model.Layer == FullLayer {
 		for i := 0; i < h; i++ {
-			for a := 0; a < d; a++ {
-				mv(&b.V[i*d1+a], &flat[off+i*d+a])
-			}
+			mv(b.V[i*d1:i*d1+d], flat[off+i*d:off+(i+1)*d])
 		}
 		off += h * d
 	}
@@ -117,11 +111,9 @@ func (c *Coefficients) transfer(b *Blocks, flat []float64, toBlocks bool) {
 	}
 	for p := 0; p < hr; p++ {
 		if c.model.Kind == Merged {
-			for e := 0; e < d; e++ {
-				mv(&b.W[(p*d1+d)*d+e], &flat[off+p*d+e])
-			}
+			mv(b.W[(p*d1+d)*d:(p*d1+d1)*d], flat[off+p*d:off+(p+1)*d])
 			continue
 		}
-		mv(&b.K[p*d1+d], &flat[off+p])
+		mv(b.K[p*d1+d:p*d1+d1], flat[off+p:off+p+1])
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/linattn/linattn/law"
 )
 
 // TestTensorProductsMatchLoops: the tensor, its tangent and its chain rule
@@ -90,6 +92,45 @@ func checkTensorProducts(t *testing.T, c *Coefficients, rng *rand.Rand) {
 	}{{"tensor", tensor}, {"tangent", tangent}, {"chain rule", chain}} {
 		if e := relErr(check.f(true), check.f(false)); e > 1e-13 {
 			t.Errorf("%s: relative difference %.3g from the loops", check.name, e)
+		}
+	}
+}
+
+// TestFullShared checks that the full layer's flow and its Jacobian–vector
+// products give the same bits with their matrix products and the
+// moments' operator shared by several goroutines as on one (the merged
+// and separate full layer at D = 12, where the default is one).
+func TestFullShared(t *testing.T) {
+	for _, m := range []Model{{Kind: Merged, H: 5, Tau: 1, Layer: FullLayer}, {Kind: Separate, H: 5, R: 2, Tau: 1, Layer: FullLayer}} {
+		kind := m.Kind
+		s, err := NewSystem(matfreeData(t, 12), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, dy := randomState(s, 0.1, 1), randomState(s, 1, 2)
+		op, ok := s.law.full.train.(*law.Operator)
+		if !ok {
+			t.Fatalf("%v: the full layer at D = 12 does not use the operator", kind)
+		}
+		l := s.NewLinearization()
+		eval := func(workers int) (f, jv []float64) {
+			op.SetWorkers(workers)
+			s.law.full.coef.prod.workers = workers
+			l.full.coef.prod.workers = workers
+			f, jv = make([]float64, len(y)), make([]float64, len(y))
+			s.DerivEigen(f, y)
+			l.At(y)
+			l.Apply(jv, dy)
+			return f, jv
+		}
+		f1, j1 := eval(1)
+		for _, w := range []int{2, 3} {
+			f, jv := eval(w)
+			for i := range f {
+				if f[i] != f1[i] || jv[i] != j1[i] {
+					t.Fatalf("%v, %d goroutines: entry %d of the flow %v and JVP %v, want %v and %v (one)", kind, w, i, f[i], jv[i], f1[i], j1[i])
+				}
+			}
 		}
 	}
 }

@@ -31,9 +31,11 @@ type Operator struct {
 	yy   float64
 	diag []float64 // the diagonal of ZZ, for Minimum's preconditioner
 
-	y, g                  []float64 // the coefficients Y and ZZ·c as G, both (D+1)²D (symmetric.go)
-	alpha, kappa, rho, tb []float64 // per query index (D)
-	zc                    []float64
+	y, g              []float64   // the coefficients Y and ZZ·c as G, both (D+1)²D (symmetric.go)
+	alpha, kappa, rho []float64   // per query index (D)
+	tb                [][]float64 // wishart's scratch (D), one per worker
+	zc                []float64
+	workers           int // goroutines that share MulVec (operatorWorkers)
 }
 
 // Operator returns the population moments of the features z = u ⊗ x_q
@@ -67,7 +69,11 @@ func newOperator(lam []float64, d int, nu, nu2 float64, m *TaskMoments, pairs []
 		lam: make([]float64, d), nu: nu, nu2: nu2,
 		e1: make([]float64, d), l2: make([]float64, d*d), l3: make([]float64, d),
 		y: make([]float64, d1*d1*d), g: make([]float64, d1*d1*d),
-		alpha: make([]float64, d), kappa: make([]float64, d), rho: make([]float64, d), tb: make([]float64, d)}
+		alpha: make([]float64, d), kappa: make([]float64, d), rho: make([]float64, d),
+		workers: operatorWorkers(d)}
+	for range o.workers {
+		o.tb = append(o.tb, make([]float64, d))
+	}
 	o.zc = make([]float64, o.nf)
 	for i := 0; i < d; i++ {
 		o.lam[i] = lam[i*d+i]

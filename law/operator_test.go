@@ -168,3 +168,36 @@ func TestOperatorMinimum(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorShared checks that MulVec shared by several goroutines
+// gives the bits of one, on the law and pair sets of operatorCases (and
+// at D = 33, where the processors share it by default).
+func TestOperatorShared(t *testing.T) {
+	cases := append(operatorCases(), operatorCase{33, 0.5, 4, 0.1, Lengths{N: 40}, "full"})
+	for i, c := range cases {
+		seed := uint64(300 + i)
+		data := operatorData(t, c, seed)
+		op, err := data.Operator(operatorPairs(c.pairs, c.d, seed), Training)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(seed, 9))
+		cf := make([]float64, op.Features())
+		for k := range cf {
+			cf[k] = rng.NormFloat64()
+		}
+		op.SetWorkers(1)
+		want := make([]float64, len(cf))
+		op.MulVec(want, cf)
+		for _, w := range []int{2, 3, 5} {
+			op.SetWorkers(w)
+			got := make([]float64, len(cf))
+			op.MulVec(got, cf)
+			for k := range got {
+				if got[k] != want[k] {
+					t.Fatalf("%v, %d goroutines: entry %d is %v, want %v (one goroutine)", c, w, k, got[k], want[k])
+				}
+			}
+		}
+	}
+}

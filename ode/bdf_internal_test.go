@@ -150,3 +150,44 @@ func TestBDFOrder(t *testing.T) {
 		t.Logf("BDF%d: observed orders %.2f, %.2f (errors %.3g)", q, p1, p2, errs)
 	}
 }
+
+// TestGMRESShared checks that the passes of Gram–Schmidt over the Krylov
+// basis shared by goroutines (innerProducts by basis vectors, addBasis by
+// entries) give the bits of one goroutine, for every count of vectors up
+// to gmresMaxKrylov and lengths off the kernels' blocks.
+func TestGMRESShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, n := range []int{1, 15, 17, 100, 1003} {
+		g := newGMRES(n, gmresMaxKrylov)
+		for i := range g.rest {
+			g.rest[i] = rng.NormFloat64()
+		}
+		x, a := make([]float64, n), make([]float64, gmresMaxKrylov)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := range a {
+			a[i] = rng.NormFloat64()
+		}
+		for k := 1; k <= gmresMaxKrylov; k++ {
+			want, wantX := make([]float64, k), append([]float64(nil), x...)
+			g.innerProducts(k, x, want, 1)
+			g.addBasis(k, a[:k], wantX, 1)
+			for _, w := range []int{2, 3, 8} {
+				got, gotX := make([]float64, k), append([]float64(nil), x...)
+				g.innerProducts(k, x, got, w)
+				g.addBasis(k, a[:k], gotX, w)
+				for j := range got {
+					if got[j] != want[j] {
+						t.Fatalf("n %d, k %d, %d goroutines: inner product %d is %v, want %v", n, k, w, j, got[j], want[j])
+					}
+				}
+				for i := range gotX {
+					if gotX[i] != wantX[i] {
+						t.Fatalf("n %d, k %d, %d goroutines: entry %d is %v, want %v", n, k, w, i, gotX[i], wantX[i])
+					}
+				}
+			}
+		}
+	}
+}

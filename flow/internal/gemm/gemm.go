@@ -87,14 +87,33 @@ func trivial(m, n, k int, a, b, c []float64) bool {
 func MulTA(m, n, k int, a, b, c []float64) { mulTA(detected, m, n, k, a, b, c) }
 
 // mulTA is MulTA with the kernels ks.
-func mulTA(ks kernels, m, n, k int, a, b, c []float64) {
+func mulTA(ks kernels, m, n, k int, a, b, c []float64) { mulTARows(ks, 0, m, m, n, k, a, b, c) }
+
+// MulTARows sets the rows i0 … i1−1 of c = aᵀ·b (MulTA's operands), as
+// MulTA sets them where i0 is a multiple of RowBlock: bit for bit the
+// same, so that goroutines may share a product by rows.
+func MulTARows(i0, i1, m, n, k int, a, b, c []float64) {
+	mulTARows(detected, i0, i1, m, n, k, a, b, c)
+}
+
+// mulTARows is MulTARows with the kernels ks.
+func mulTARows(ks kernels, i0, i1, m, n, k int, a, b, c []float64) {
+	if i0 < 0 || i1 > m || i0 > i1 {
+		panic("gemm: rows out of range")
+	}
 	if trivial(m, n, k, a, b, c) {
 		return
 	}
-	m4, n8 := ks.blocks(m, n, k, a, 1, m, b, c, kernelT4x16, kernelT4x8)
-	loopsTA(0, m4, n8, n, k, a, m, b, n, c, n)
-	loopsTA(m4, m, 0, n, k, a, m, b, n, c, n)
+	rows, ar, cr := i1-i0, a[i0:], c[i0*n:]
+	m4, n8 := ks.blocks(rows, n, k, ar, 1, m, b, cr, kernelT4x16, kernelT4x8)
+	loopsTA(0, m4, n8, n, k, ar, m, b, n, cr, n)
+	loopsTA(m4, rows, 0, n, k, ar, m, b, n, cr, n)
 }
+
+// RowBlock is the number of rows of c the kernels compute together: Mul
+// on the rows i0 … i1−1 of a and c (a[i0·k:], c[i0·n:]) and MulTARows
+// set them as the whole product does where i0 is a multiple of it.
+const RowBlock = 4
 
 // loopsTA sets rows i0..i1, columns j0..j1 of c = aᵀ·b (a is k×lda).
 func loopsTA(i0, i1, j0, j1, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {

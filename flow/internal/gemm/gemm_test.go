@@ -201,3 +201,36 @@ func BenchmarkMul(b *testing.B) {
 		})
 	}
 }
+
+// TestRowsSameBits checks that products computed by ranges of rows
+// starting at multiples of RowBlock (Mul on a[i0·k:], c[i0·n:];
+// MulTARows) equal the whole product bit for bit, with every kernel.
+func TestRowsSameBits(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, ks := range kernelConfigs {
+		for _, sh := range append(shapes, [3]int{65, 4160 / 16, 64}) {
+			m, n, k := sh[0], sh[1], sh[2]
+			a, b := fill(rng, m*k, false), fill(rng, k*n, false)
+			want, wantTA := make([]float64, m*n), make([]float64, m*n)
+			mul(ks, m, n, k, a, b, want)
+			mulTA(ks, m, n, k, a, b, wantTA) // a read as k×m
+			for _, cut := range []int{RowBlock, 2 * RowBlock, m - m%RowBlock} {
+				if cut <= 0 || cut >= m {
+					continue
+				}
+				got, gotTA := make([]float64, m*n), make([]float64, m*n)
+				mul(ks, cut, n, k, a, b, got)
+				mul(ks, m-cut, n, k, a[cut*k:], b, got[cut*n:])
+				mulTARows(ks, 0, cut, m, n, k, a, b, gotTA)
+				mulTARows(ks, cut, m, m, n, k, a, b, gotTA)
+				for i := range want {
+					if got[i] != want[i] || gotTA[i] != wantTA[i] {
+						t.Fatalf("kernels %+v, %d×%d×%d cut at row %d: entry %d differs (%g, %g against %g, %g)",
+							ks, m, n, k, cut, i, got[i], gotTA[i], want[i], wantTA[i])
+					}
+				}
+			}
+		}
+	}
+}
