@@ -293,16 +293,17 @@ func (p *deflatePrecond) addSpan(z, c []float64) {
 // columns.
 func solveBlocks(n int) int { return (n + solveBlock - 1) / solveBlock }
 
-// solveShare runs pass(w, b0, b1) on the blocks of V, in p.workers
-// contiguous ranges of them (share.Ranges; the w-th with scratch of its
+// solveShare runs pass(w, b0, b1) on the blocks of V, in up to p.workers
+// contiguous ranges of them (share.Free, share.Ranges; the w-th with scratch of its
 // own); the passes write disjoint parts of their outputs, so the results
 // are those of one goroutine, bit for bit (TestDeflateSolveShared).
 func (p *deflatePrecond) solveShare(pass func(w, b0, b1 int)) {
-	if p.workers == 1 {
+	w := share.Free(p.workers)
+	if w == 1 {
 		pass(0, 0, solveBlocks(p.n))
 		return
 	}
-	share.Ranges(solveBlocks(p.n), p.workers, 1, pass)
+	share.Ranges(solveBlocks(p.n), w, 1, pass)
 }
 
 // share sets the number of goroutines that share Solve's passes, with

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/linattn/linattn/internal/share"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -113,7 +114,9 @@ const groupMinSteps = 256
 // Newton–Krylov solves), so the cheap early groups are left to even out
 // the goroutines' ends, where a split into w ranges of as many steps left
 // one goroutine replaying alone for the last half hour of D = 64's
-// sampling (merged full layer). The values do not depend on which
+// sampling (merged full layer). While two or more goroutines sample, each
+// evaluates on one processor (share.Busy), the last one left on all. The
+// values do not depend on which
 // goroutine evaluates which group (ode.Solution.Fork). The forks' replays
 // are added to tr.forkReplays.
 func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi int) bool, fill func(on *Trajectory, lo, hi int) error) error {
@@ -143,6 +146,7 @@ func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi in
 	next := atomic.Int64{}
 	next.Store(int64(groups))
 	work := func(on *Trajectory) {
+		defer share.Busy()() // no sharing of the evaluations beside the others
 		for g := int(next.Add(-1)); g >= 0; g = int(next.Add(-1)) {
 			if !run(on, g) {
 				next.Store(-1) // the others stop after their current group

@@ -51,25 +51,28 @@ func productWorkers(p, ra, nb int) int { return share.Workers(p*ra*nb, productSh
 
 const productShareMin = 1 << 22
 
-// mul sets c = a·b (gemm.Mul), its rows shared by tp.workers goroutines.
+// mul sets c = a·b (gemm.Mul), its rows shared by up to tp.workers
+// goroutines (share.Free).
 func (tp *tensorProducts) mul(m, n, k int, a, b, c []float64) {
-	if tp.workers == 1 {
+	w := share.Free(tp.workers)
+	if w == 1 {
 		gemm.Mul(m, n, k, a, b, c)
 		return
 	}
-	share.Ranges(m, tp.workers, gemm.RowBlock, func(_, lo, hi int) {
+	share.Ranges(m, w, gemm.RowBlock, func(_, lo, hi int) {
 		gemm.Mul(hi-lo, n, k, a[lo*k:], b, c[lo*n:])
 	})
 }
 
-// mulTA sets c = aᵀ·b (gemm.MulTA), its rows shared by tp.workers
-// goroutines.
+// mulTA sets c = aᵀ·b (gemm.MulTA), its rows shared by up to tp.workers
+// goroutines (share.Free).
 func (tp *tensorProducts) mulTA(m, n, k int, a, b, c []float64) {
-	if tp.workers == 1 {
+	w := share.Free(tp.workers)
+	if w == 1 {
 		gemm.MulTA(m, n, k, a, b, c)
 		return
 	}
-	share.Ranges(m, tp.workers, gemm.RowBlock, func(_, lo, hi int) {
+	share.Ranges(m, w, gemm.RowBlock, func(_, lo, hi int) {
 		gemm.MulTARows(lo, hi, m, n, k, a, b, c)
 	})
 }
@@ -220,22 +223,22 @@ func (tp *tensorProducts) pullbackKeyQueries(g, k, q *Blocks, grads [3]bool) {
 }
 
 // transpose writes the transpose of the ra×nb block a into at, its rows
-// shared by tp.workers goroutines.
+// shared by up to tp.workers goroutines (share.Free).
 func (tp *tensorProducts) transpose(at, a []float64) {
-	if tp.workers == 1 {
+	w := share.Free(tp.workers)
+	if w == 1 {
 		transpose(at, a, tp.ra, tp.nb, 0, tp.ra)
 		return
 	}
-	share.Ranges(tp.ra, tp.workers, transposeRows, func(_, lo, hi int) {
+	share.Ranges(tp.ra, w, transposeRows, func(_, lo, hi int) {
 		transpose(at, a, tp.ra, tp.nb, lo, hi)
 	})
 }
 
 // transpose writes the rows i0 … i1−1 of the row-major m×n matrix a into
-// the columns of its transpose at,
-// transposeRows rows of a at a time, so that each pass writes runs of
-// at's rows rather than one entry per row of at (at D = 64, 65 × 4160:
-// a 2 MB matrix, out of the cache).
+// the columns of its transpose at, transposeRows rows of a at a time, so
+// that each pass writes runs of at's rows rather than one entry per row
+// of at (at D = 64, 65 × 4160: a 2 MB matrix, out of the cache).
 func transpose(at, a []float64, m, n, i0, i1 int) {
 	for r0 := i0; r0 < i1; r0 += transposeRows {
 		r1 := min(r0+transposeRows, i1)

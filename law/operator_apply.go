@@ -15,20 +15,21 @@ import "github.com/linattn/linattn/internal/share"
 // where Y_f is the (D+1)×(D+1) slice of Y at g = f, α_g = Σ_c λ_c Y_ccg,
 // δ_x = Σ_e λ_e Y_xee, ρ_x = λ_x(α_x + 2δ_x) and κ_g = ⟨E[Σ̃], Y_g⟩. Each
 // line costs O(D³) = O(F) operations; nothing allocates on one goroutine.
-// The slices of Y and G are shared by o.workers goroutines, each slice
-// computed as on one (the same bits).
+// The slices of Y and G are shared by up to o.workers goroutines
+// (share.Free), each slice computed as on one (the same bits).
 func (o *Operator) MulVec(dst, c []float64) {
 	o.check("c", c)
 	o.check("dst", dst)
-	if o.workers == 1 {
+	w := share.Free(o.workers)
+	if w == 1 {
 		o.spread(c, 0, o.d)
 		o.scalars()
 		o.slices(dst, 0, 0, o.d)
 		return
 	}
-	share.Ranges(o.d, o.workers, 1, func(_, lo, hi int) { o.spread(c, lo, hi) })
+	share.Ranges(o.d, w, 1, func(_, lo, hi int) { o.spread(c, lo, hi) })
 	o.scalars()
-	share.Ranges(o.d, o.workers, 1, func(w, lo, hi int) { o.slices(dst, w, lo, hi) })
+	share.Ranges(o.d, w, 1, func(w, lo, hi int) { o.slices(dst, w, lo, hi) })
 }
 
 // operatorWorkers is the number of goroutines that share MulVec at

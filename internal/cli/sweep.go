@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/linattn/linattn/internal/share"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 )
@@ -237,6 +238,9 @@ func (r *sweepRunner) runAll(runs []int, j int) []output.IndexRow {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if j > 1 {
+				defer share.Busy()() // each run evaluates on one processor beside the others
+			}
 			for k := range next {
 				rows[k] = r.run(runs[k])
 				r.mu.Lock()

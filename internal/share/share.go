@@ -8,6 +8,7 @@ package share
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // Ranges calls part(w, lo, hi) for w = 0 … workers−1 on consecutive
@@ -37,9 +38,10 @@ func Ranges(n, workers, align int, part func(w, lo, hi int)) {
 	wg.Wait()
 }
 
-// Workers returns the number of goroutines to share work of the given
-// size among: the processors Go may use, at most MaxWorkers, where size
-// is at least threshold, else one.
+// Workers returns the most goroutines that should share work of the
+// given size (say, the values it reads): the processors Go may use, at
+// most MaxWorkers, where size is at least threshold, else one. Free
+// gives how many of them to use at the moment.
 func Workers(size, threshold int) int {
 	if size < threshold {
 		return 1
@@ -49,3 +51,26 @@ func Workers(size, threshold int) int {
 
 // MaxWorkers bounds Workers.
 const MaxWorkers = 8
+
+// busy counts the goroutines marked Busy.
+var busy atomic.Int64
+
+// Busy marks the calling goroutine as one of several that each keep a
+// processor busy (the forks that sample a run, the workers of a sweep)
+// until the returned function is called: while k of them run, Free leaves
+// the other k − 1 processors to them. Sharing beside them would only add
+// goroutines to the same processors, and the passes over memory that
+// gain from a second processor cost more processor time shared.
+func Busy() (done func()) {
+	busy.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { busy.Add(-1) }) }
+}
+
+// Free returns how many of at most w goroutines to share work among now:
+// w, or the processors Go may use less those that the other goroutines
+// marked Busy keep, at least one.
+func Free(w int) int {
+	others := max(0, int(busy.Load())-1)
+	return max(1, min(w, runtime.GOMAXPROCS(0)-others))
+}

@@ -1,6 +1,7 @@
 package share
 
 import (
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -40,4 +41,30 @@ func TestRanges(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFree checks that goroutines marked Busy leave Free the processors
+// the others do not keep.
+func TestFree(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	if got := Free(64); got != procs {
+		t.Fatalf("nothing busy: Free(64) = %d, want GOMAXPROCS = %d", got, procs)
+	}
+	if got := Free(1); got != 1 {
+		t.Fatalf("Free(1) = %d, want 1", got)
+	}
+	a := Busy()
+	if got := Free(64); got != procs {
+		t.Errorf("one busy goroutine: Free(64) = %d, want %d (its own processors)", got, procs)
+	}
+	b := Busy()
+	if got, want := Free(64), max(1, procs-1); got != want {
+		t.Errorf("two busy goroutines: Free(64) = %d, want %d", got, want)
+	}
+	b()
+	b() // a second call changes nothing
+	if got := Free(64); got != procs {
+		t.Errorf("one left busy: Free(64) = %d, want %d", got, procs)
+	}
+	a()
 }
