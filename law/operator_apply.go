@@ -33,7 +33,7 @@ func (o *Operator) MulVec(dst, c []float64) {
 }
 
 // operatorWorkers is the number of goroutines that share MulVec at
-// dimension d: from operatorShareMin entries of Y, (D+1)²D (D ≥ 50). With
+// dimension d: from operatorShareMin entries of Y, (D+1)²D (D ≥ 51). With
 // the flow's products (BenchmarkFullEval, deriv, both cores free) D = 32
 // took 0.39 ms shared against 0.36 on one goroutine, D = 64 3.4 against
 // 4.5 ms.
