@@ -294,9 +294,10 @@ func (p *deflatePrecond) addSpan(z, c []float64) {
 func solveBlocks(n int) int { return (n + solveBlock - 1) / solveBlock }
 
 // solveShare runs pass(w, b0, b1) on the blocks of V, in up to p.workers
-// contiguous ranges of them (share.Free, share.Ranges; the w-th with scratch of its
-// own); the passes write disjoint parts of their outputs, so the results
-// are those of one goroutine, bit for bit (TestDeflateSolveShared).
+// contiguous ranges of them (share.Free, share.Ranges; the w-th with
+// scratch of its own); the passes write disjoint parts of their outputs,
+// so the results are those of one goroutine, bit for bit
+// (TestDeflateSolveShared).
 func (p *deflatePrecond) solveShare(pass func(w, b0, b1 int)) {
 	w := share.Free(p.workers)
 	if w == 1 {

@@ -116,9 +116,8 @@ const groupMinSteps = 256
 // one goroutine replaying alone for the last half hour of D = 64's
 // sampling (merged full layer). While two or more goroutines sample, each
 // evaluates on one processor (share.Busy), the last one left on all. The
-// values do not depend on which
-// goroutine evaluates which group (ode.Solution.Fork). The forks' replays
-// are added to tr.forkReplays.
+// values do not depend on which goroutine evaluates which group
+// (ode.Solution.Fork). The forks' replays are added to tr.forkReplays.
 func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi int) bool, fill func(on *Trajectory, lo, hi int) error) error {
 	bounds := tr.sampleGroups(times, w)
 	groups := len(bounds) - 1

@@ -238,11 +238,13 @@ func (r *sweepRunner) runAll(runs []int, j int) []output.IndexRow {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if j > 1 {
-				defer share.Busy()() // each run evaluates on one processor beside the others
-			}
 			for k := range next {
+				done := func() {}
+				if j > 1 {
+					done = share.Busy() // each run evaluates on one processor beside the others
+				}
 				rows[k] = r.run(runs[k])
+				done()
 				r.mu.Lock()
 				r.done++
 				if hook := hooks(r.ctx).runDone; hook != nil {
