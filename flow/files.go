@@ -62,8 +62,8 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 	}
 	if tr.StateIndex != nil {
 		st := make([]float64, len(tr.StateIndex))
-		for i, k := range tr.StateIndex {
-			st[i] = tr.Times[k]
+		for i := range st {
+			st[i] = tr.StateTime(i)
 		}
 		arrays = append(arrays, export.Floats(output.StateTimes, st, len(st)))
 	}

@@ -396,6 +396,15 @@ type Trajectory struct {
 	pad int
 }
 
+// StateTime returns the output time of row row of States: Times[row], or
+// Times[StateIndex[row]] where the states were thinned.
+func (tr *Trajectory) StateTime(row int) float64 {
+	if tr.StateIndex == nil {
+		return tr.Times[row]
+	}
+	return tr.Times[tr.StateIndex[row]]
+}
+
 // Dense reports whether the run kept its continuous extension
 // (RunSettings.DenseBytes), so that Sample works.
 func (tr *Trajectory) Dense() bool { return tr.dense != nil }

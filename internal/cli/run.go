@@ -383,19 +383,13 @@ func stopRule(s *flow.System, T, tol float64, tr *flow.Trajectory) string {
 // weightsMotion says how far the weights of a run whose loss settled moved
 // over its last decade of time [t/10, t]: the norm of the state, and of
 // the value weights v, at the first state kept at or after t/10
-// (Trajectory.StateIndex) and at t. Near a nondegenerate minimum L − L*
+// (Trajectory.StateTime) and at t. Near a nondegenerate minimum L − L*
 // grows as ‖Δθ‖², so weights that settled with the loss to tol have moved
 // by about √tol: more is "not the weights".
 func weightsMotion(s *flow.System, tr *flow.Trajectory, tol float64) string {
 	n, h := s.Len(), s.Model.H
 	rows := len(tr.States) / n
-	timeOf := func(row int) float64 {
-		if tr.StateIndex == nil {
-			return tr.Times[row]
-		}
-		return tr.Times[tr.StateIndex[row]]
-	}
-	k, last := sort.Search(rows, func(r int) bool { return timeOf(r) >= tr.FinalT/10 }), rows-1
+	k, last := sort.Search(rows, func(r int) bool { return tr.StateTime(r) >= tr.FinalT/10 }), rows-1
 	if k >= last {
 		return "the loss settled; the output has no state in [t/10, t] to say whether the weights did"
 	}
@@ -406,7 +400,7 @@ func weightsMotion(s *flow.System, tr *flow.Trajectory, tol float64) string {
 		what = "the loss settled, not the weights"
 	}
 	return fmt.Sprintf("%s: from t = %.4g to %.4g, ‖θ‖ went from %.4g to %.4g and ‖v‖ from %.4g to %.4g (‖Δθ‖/‖θ‖ = %.3g)",
-		what, timeOf(k), tr.FinalT, gfloats.Norm(a, 2), gfloats.Norm(b, 2), gfloats.Norm(a[:h], 2), gfloats.Norm(b[:h], 2), moved)
+		what, tr.StateTime(k), tr.FinalT, gfloats.Norm(a, 2), gfloats.Norm(b, 2), gfloats.Norm(a[:h], 2), gfloats.Norm(b[:h], 2), moved)
 }
 
 // sortedEigs says, when -eigs were not given in decreasing order, that
