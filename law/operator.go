@@ -69,11 +69,8 @@ func newOperator(lam []float64, d int, nu, nu2 float64, m *TaskMoments, pairs []
 		lam: make([]float64, d), nu: nu, nu2: nu2,
 		e1: make([]float64, d), l2: make([]float64, d*d), l3: make([]float64, d),
 		y: make([]float64, d1*d1*d), g: make([]float64, d1*d1*d),
-		alpha: make([]float64, d), kappa: make([]float64, d), rho: make([]float64, d),
-		workers: operatorWorkers(d)}
-	for range o.workers {
-		o.tb = append(o.tb, make([]float64, d))
-	}
+		alpha: make([]float64, d), kappa: make([]float64, d), rho: make([]float64, d)}
+	o.SetWorkers(operatorWorkers(d))
 	o.zc = make([]float64, o.nf)
 	for i := 0; i < d; i++ {
 		o.lam[i] = lam[i*d+i]
