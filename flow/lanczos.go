@@ -4,7 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
+	"github.com/linattn/linattn/internal/share"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -68,7 +68,9 @@ func (l *lanczos) run(op func(dst, x []float64), seed [2]uint64) (alpha, beta []
 
 // orthogonalize makes w orthogonal to the basis q[:k] by classical
 // Gram–Schmidt, a second time where the first lost more than 1 − 1/√2 of
-// w's norm (the DGKS criterion: twice is enough), and returns ‖w‖.
+// w's norm (the DGKS criterion: twice is enough), and returns ‖w‖. Its
+// passes over the basis are shared among the processors from
+// share.GemvMin values, with the same bits.
 //
 // References:
 //
@@ -77,10 +79,11 @@ func (l *lanczos) run(op func(dst, x []float64), seed [2]uint64) (alpha, beta []
 //	Math. Comp. 30 (1976) 772–795.
 func (l *lanczos) orthogonalize(w []float64, k int) float64 {
 	n, c := l.n, l.proj[:k]
+	workers := share.Free(share.Workers(k*n, share.GemvMin))
 	before := impl.Dnrm2(n, w, 1)
 	for pass := 0; pass < 2; pass++ {
-		impl.Dgemv(blas.NoTrans, k, n, 1, l.slab, n, w, 1, 0, c, 1)
-		impl.Dgemv(blas.Trans, k, n, -1, l.slab, n, c, 1, 1, w, 1)
+		share.MulVec(k, n, l.slab, w, c, workers)
+		share.AddMulTVec(k, n, -1, l.slab, c, w, workers)
 		after := impl.Dnrm2(n, w, 1)
 		if after > before/math.Sqrt2 {
 			return after

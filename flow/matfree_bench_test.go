@@ -116,7 +116,9 @@ func BenchmarkFullConverge(b *testing.B) {
 // BenchmarkDeflateSolve times one application of the deflation
 // preconditioner (deflatePrecond.Solve, GMRES's every iteration) with all
 // its kept Ritz pairs applied (γ large), against one evaluation of the
-// flow, at D = 16, 32 and 64 (merged full layer, H = D, matfreeData).
+// flow, and a fresh setup (the Lanczos iterations on −J and on the
+// key–query block's G), at D = 16, 32 and 64 (merged full layer, H = D,
+// matfreeData).
 //
 //	go test ./flow -run XXX -bench DeflateSolve
 func BenchmarkDeflateSolve(b *testing.B) {
@@ -146,6 +148,14 @@ func BenchmarkDeflateSolve(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				s.DerivEigen(z, y)
+			}
+		})
+		b.Run(fmt.Sprintf("setup/D=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := p.Setup(0, y, 1e6, false); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/linattn/linattn/flow/internal/gemm"
-	"gonum.org/v1/gonum/blas"
+	"github.com/linattn/linattn/internal/share"
 )
 
 // kronDeflation is the structured part of the merged full layer's
@@ -37,6 +37,11 @@ type kronDeflation struct {
 	mm, ra []float64 // (D+1)² and len(pairs), scratch of the product by G
 	ua     []float64
 	lz     *lanczos // on G
+
+	// workers share coords' and addSpan's products by rows, their
+	// gathers and scatters by entries (productWorkers: at D = H = 64,
+	// r = 80, not at D = 32).
+	workers int
 }
 
 // newKronDeflation returns the structured deflation of s (the merged
@@ -69,6 +74,7 @@ func (k *kronDeflation) alloc() {
 	k.v, k.x = make([]float64, k.h*d1), make([]float64, k.m*d)
 	k.mm, k.ra, k.ua = make([]float64, d1*d1), make([]float64, np), make([]float64, np)
 	k.lz = newLanczos(k.m, kronSteps(k.m, k.r))
+	k.workers = productWorkers(k.r, k.m, d)
 }
 
 // kronSteps is the number of Lanczos steps on G (of order m) for its top
@@ -153,7 +159,7 @@ func (k *kronDeflation) mulG(dst, x []float64) {
 			k.ra[p] = k.mm[a*d1+b] + k.mm[b*d1+a]
 		}
 	}
-	impl.Dgemv(blas.NoTrans, np, np, 1, k.u, np, k.ra, 1, 0, k.ua, 1)
+	share.MulVec(np, np, k.u, k.ra, k.ua, share.Free(share.Workers(np*np, share.GemvMin)))
 	for p, ab := range k.pairs { // R̃, symmetric
 		a, b := ab[0], ab[1]
 		k.mm[a*d1+b], k.mm[b*d1+a] = k.ua[p], k.ua[p]
@@ -217,18 +223,41 @@ func (k *kronDeflation) setGamma(gamma float64) {
 // coords writes the coordinates of x on the vectors e_f ⊗ q_j, j < nj,
 // into c (nj × D, row-major): C = Qᵀ X, X the W block of x as H(D+1) × D.
 func (k *kronDeflation) coords(c, x []float64, nj int) {
-	for i, j := range k.wIdx {
-		k.x[i] = x[j]
+	c = c[:nj*k.d]
+	if w := share.Free(k.workers); w > 1 {
+		share.Ranges(len(k.wIdx), w, 1, func(_, lo, hi int) { k.gather(x, lo, hi) })
+		mulShared(w, nj, k.d, k.m, k.q, k.x, c)
+		return
 	}
-	gemm.Mul(nj, k.d, k.m, k.q, k.x, c[:nj*k.d])
+	k.gather(x, 0, len(k.wIdx))
+	gemm.Mul(nj, k.d, k.m, k.q, k.x, c)
 }
 
 // addSpan adds Σ_{j,f} c_jf e_f ⊗ q_j to dst, j < len(c)/D.
 func (k *kronDeflation) addSpan(dst, c []float64) {
-	nj := len(c) / k.d
-	gemm.MulTA(k.m, k.d, nj, k.q[:nj*k.m], c, k.x) // X = Q C
-	for i, j := range k.wIdx {
-		dst[j] += k.x[i]
+	nj, d := len(c)/k.d, k.d
+	if w := share.Free(k.workers); w > 1 {
+		share.Ranges(k.m, w, gemm.RowBlock, func(_, lo, hi int) {
+			gemm.MulTARows(lo, hi, k.m, d, nj, k.q[:nj*k.m], c, k.x) // X = Q C
+			k.scatter(dst, lo*d, hi*d)
+		})
+		return
+	}
+	gemm.MulTA(k.m, d, nj, k.q[:nj*k.m], c, k.x)
+	k.scatter(dst, 0, len(k.wIdx))
+}
+
+// gather copies the entries lo … hi−1 of the W block of x into k.x.
+func (k *kronDeflation) gather(x []float64, lo, hi int) {
+	for i, j := range k.wIdx[lo:hi] {
+		k.x[lo+i] = x[j]
+	}
+}
+
+// scatter adds the entries lo … hi−1 of k.x to the W block of dst.
+func (k *kronDeflation) scatter(dst []float64, lo, hi int) {
+	for i, j := range k.wIdx[lo:hi] {
+		dst[j] += k.x[lo+i]
 	}
 }
 

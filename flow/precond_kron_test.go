@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/linattn/linattn/law"
@@ -102,5 +103,53 @@ func TestKronBytes(t *testing.T) {
 	t.Logf("allocated %.0f bytes, model %.0f (kb %d)", got, want, len(kb))
 	if got < want || got > 1.25*want {
 		t.Errorf("newKronDeflation and its coordinates allocated %.0f bytes, kronBytes says %.0f", got, want)
+	}
+}
+
+// TestKronShared: the structured deflation's coordinates and span shared
+// by 2 and 3 goroutines (products by rows from multiples of
+// gemm.RowBlock, gathers and scatters by entries) give the bits of one
+// goroutine, for every count of pairs applied (row counts off the
+// blocks), and its coordinates are Qᵀ X (to 1e-12 of a plain loop's).
+func TestKronShared(t *testing.T) {
+	const d = 9 // the kernels take 8 and 16 columns
+	s := newSys(t, taskLawData(t, d, 0.5, 4, 3), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
+	k := newKronDeflation(s, kronPairs(d))
+	k.at(randomState(s, 0.5, 4))
+	x := randomState(s, 1, 5)
+	for nj := 1; nj <= k.r; nj += 3 {
+		c := make([]float64, nj*d)
+		var coords, span []float64
+		for w := 1; w <= 3; w++ {
+			k.workers = w
+			k.coords(c, x, nj)
+			z := slices.Clone(x)
+			k.addSpan(z, c)
+			if w == 1 {
+				coords, span = slices.Clone(c), z
+				for j := 0; j < nj; j++ {
+					for f := 0; f < d; f++ {
+						var want float64
+						for i := 0; i < k.m; i++ {
+							want += k.q[j*k.m+i] * x[k.wIdx[i*d+f]]
+						}
+						if math.Abs(c[j*d+f]-want) > 1e-12*(1+math.Abs(want)) {
+							t.Fatalf("pairs %d: coordinate (%d, %d) = %v, plain loop %v", nj, j, f, c[j*d+f], want)
+						}
+					}
+				}
+				continue
+			}
+			for i := range c {
+				if math.Float64bits(c[i]) != math.Float64bits(coords[i]) {
+					t.Fatalf("pairs %d, %d goroutines: coordinate %d = %v, one goroutine %v", nj, w, i, c[i], coords[i])
+				}
+			}
+			for i := range z {
+				if math.Float64bits(z[i]) != math.Float64bits(span[i]) {
+					t.Fatalf("pairs %d, %d goroutines: entry %d of the span = %v, one goroutine %v", nj, w, i, z[i], span[i])
+				}
+			}
+		}
 	}
 }

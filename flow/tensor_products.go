@@ -51,10 +51,11 @@ func productWorkers(p, ra, nb int) int { return share.Workers(p*ra*nb, productSh
 
 const productShareMin = 1 << 22
 
-// mul sets c = a·b (gemm.Mul), its rows shared by up to tp.workers
-// goroutines (share.Free).
-func (tp *tensorProducts) mul(m, n, k int, a, b, c []float64) {
-	w := share.Free(tp.workers)
+// mulShared sets c = a·b (gemm.Mul), its rows shared by up to workers
+// goroutines (share.Free) from multiples of gemm.RowBlock: the bits of
+// one goroutine.
+func mulShared(workers, m, n, k int, a, b, c []float64) {
+	w := share.Free(workers)
 	if w == 1 {
 		gemm.Mul(m, n, k, a, b, c)
 		return
@@ -64,10 +65,11 @@ func (tp *tensorProducts) mul(m, n, k int, a, b, c []float64) {
 	})
 }
 
-// mulTA sets c = aᵀ·b (gemm.MulTA), its rows shared by up to tp.workers
-// goroutines (share.Free).
-func (tp *tensorProducts) mulTA(m, n, k int, a, b, c []float64) {
-	w := share.Free(tp.workers)
+// mulTAShared sets c = aᵀ·b (gemm.MulTA), its rows shared by up to
+// workers goroutines (share.Free) from multiples of gemm.RowBlock: the
+// bits of one goroutine.
+func mulTAShared(workers, m, n, k int, a, b, c []float64) {
+	w := share.Free(workers)
 	if w == 1 {
 		gemm.MulTA(m, n, k, a, b, c)
 		return
@@ -141,7 +143,7 @@ func (tp *tensorProducts) outside(t []float64) []float64 {
 func (tp *tensorProducts) set(t []float64, w *Blocks) {
 	a := tp.values(tp.a, w)
 	b := tp.keyQueries(tp.b, w, w)
-	tp.mulTA(tp.ra, tp.nb, tp.c.hr(), a, b, tp.outside(t))
+	mulTAShared(tp.workers, tp.ra, tp.nb, tp.c.hr(), a, b, tp.outside(t))
 }
 
 // setTangent writes the change of T along dw at w into t:
@@ -159,7 +161,7 @@ func (tp *tensorProducts) setTangent(t []float64, w, dw *Blocks) {
 		db := tp.keyQueries(tp.b[pb:], dw, w)
 		tp.addKeyQueries(db, w, dw)
 	}
-	tp.mulTA(tp.ra, tp.nb, 2*p, tp.a, tp.b, tp.outside(t))
+	mulTAShared(tp.workers, tp.ra, tp.nb, 2*p, tp.a, tp.b, tp.outside(t))
 }
 
 // pullback adds to g the chain rule through T = Aᵀ B of the factors v
@@ -172,7 +174,7 @@ func (tp *tensorProducts) pullback(g *Blocks, dt []float64, v, k, q *Blocks, gra
 	if grads[0] {
 		tp.transpose(tp.dtT, dtb)
 		b := tp.keyQueries(tp.b, k, q)
-		tp.mul(p, tp.ra, tp.nb, b, tp.dtT, tp.ga) // ∂A = B ∂Tᵀ
+		mulShared(tp.workers, p, tp.ra, tp.nb, b, tp.dtT, tp.ga) // ∂A = B ∂Tᵀ
 		for pp := 0; pp < p; pp++ {
 			gv := g.V[c.head(pp)*d1+tp.a0 : (c.head(pp)+1)*d1]
 			for a, x := range tp.ga[pp*tp.ra : (pp+1)*tp.ra] {
@@ -184,7 +186,7 @@ func (tp *tensorProducts) pullback(g *Blocks, dt []float64, v, k, q *Blocks, gra
 		return
 	}
 	a := tp.values(tp.a, v)
-	tp.mul(p, tp.nb, tp.ra, a, dtb, tp.gb) // ∂B = A ∂T
+	mulShared(tp.workers, p, tp.nb, tp.ra, a, dtb, tp.gb) // ∂B = A ∂T
 	if c.model.Kind == Merged {
 		for pp := 0; pp < p; pp++ {
 			gw := g.W[pp*d1*c.d : pp*d1*c.d+tp.nb]

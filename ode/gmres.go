@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/linattn/linattn/internal/share"
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
 
@@ -171,61 +170,16 @@ func (g *gmres) project(k int, x, w, col []float64) (before, after float64) {
 	}
 	h, a := g.h, g.a
 	h[0] = impl.Ddot(n, wx, 1, g.v[0], 1)
-	workers := share.Free(share.Workers(k*n, gmresShareMin))
-	g.innerProducts(k, wx, h[1:k+1], workers)
+	workers := share.Free(share.Workers(k*n, share.GemvMin))
+	share.MulVec(k, n, g.rest, wx, h[1:k+1], workers)
 	for j := 0; j <= k; j++ {
 		a[j] = -h[j] / (g.c[j] * g.c[j])
 		col[j] += h[j]
 	}
 	impl.Daxpy(n, a[0], g.v[0], 1, x, 1)
-	g.addBasis(k, a[1:k+1], x, workers)
+	share.AddMulTVec(k, n, 1, g.rest, a[1:k+1], x, workers)
 	return math.Sqrt(s0), wnorm(x, w)
 }
-
-// innerProducts sets h[j] = ⟨ṽ_{j+1}, x⟩ for j < k, the basis vectors
-// shared by w goroutines (rows of the slab from multiples of
-// gmresRowBlock: each inner product as on one goroutine, bit for bit,
-// TestGMRESShared).
-func (g *gmres) innerProducts(k int, x, h []float64, w int) {
-	n := len(x)
-	if w > 1 {
-		share.Ranges(k, w, gmresRowBlock, func(_, lo, hi int) {
-			impl.Dgemv(blas.NoTrans, hi-lo, n, 1, g.rest[lo*n:], n, x, 1, 0, h[lo:hi], 1)
-		})
-		return
-	}
-	if k > 0 {
-		impl.Dgemv(blas.NoTrans, k, n, 1, g.rest, n, x, 1, 0, h, 1)
-	}
-}
-
-// addBasis adds Σ_{j<k} a[j] ṽ_{j+1} to x, its entries shared by w
-// goroutines (ranges from multiples of gmresColBlock, each entry as on
-// one goroutine).
-func (g *gmres) addBasis(k int, a, x []float64, w int) {
-	n := len(x)
-	if w > 1 {
-		share.Ranges(n, w, gmresColBlock, func(_, lo, hi int) {
-			impl.Dgemv(blas.Trans, k, hi-lo, 1, g.rest[lo:], n, a, 1, 1, x[lo:hi], 1)
-		})
-		return
-	}
-	if k > 0 {
-		impl.Dgemv(blas.Trans, k, n, 1, g.rest, n, a, 1, 1, x, 1)
-	}
-}
-
-// gmresShareMin is the number of values of the basis from which project
-// shares its passes among the processors (share.Workers): on this 2-core
-// machine the two passes over 15 and 30 vectors of D = 64's n = 270 400
-// took 1.04 and 2.31 ms on two goroutines against 1.68 and 3.54 ms on
-// one. gmresRowBlock and gmresColBlock align the shares to the blocks of
-// gonum's kernels.
-const (
-	gmresShareMin = 1 << 21
-	gmresRowBlock = 4
-	gmresColBlock = 16
-)
 
 // rotate applies the previous Givens rotations to column k, makes the one
 // that zeros its subdiagonal entry, and returns the residual norm |g_{k+1}|.
