@@ -69,8 +69,8 @@ func (l *lanczos) run(op func(dst, x []float64), seed [2]uint64) (alpha, beta []
 // orthogonalize makes w orthogonal to the basis q[:k] by classical
 // Gram–Schmidt, a second time where the first lost more than 1 − 1/√2 of
 // w's norm (the DGKS criterion: twice is enough), and returns ‖w‖. Its
-// passes over the basis are shared among the processors from
-// share.GemvMin values, with the same bits.
+// passes over the basis are shared among the processors
+// (share.GemvWorkers), with the same bits.
 //
 // References:
 //
@@ -79,7 +79,7 @@ func (l *lanczos) run(op func(dst, x []float64), seed [2]uint64) (alpha, beta []
 //	Math. Comp. 30 (1976) 772–795.
 func (l *lanczos) orthogonalize(w []float64, k int) float64 {
 	n, c := l.n, l.proj[:k]
-	workers := share.Free(share.Workers(k*n, share.GemvMin))
+	workers := share.GemvWorkers(k, n)
 	before := impl.Dnrm2(n, w, 1)
 	for pass := 0; pass < 2; pass++ {
 		share.MulVec(k, n, l.slab, w, c, workers)

@@ -159,7 +159,7 @@ func (k *kronDeflation) mulG(dst, x []float64) {
 			k.ra[p] = k.mm[a*d1+b] + k.mm[b*d1+a]
 		}
 	}
-	share.MulVec(np, np, k.u, k.ra, k.ua, share.Free(share.Workers(np*np, share.GemvMin)))
+	share.MulVec(np, np, k.u, k.ra, k.ua, share.GemvWorkers(np, np))
 	for p, ab := range k.pairs { // R̃, symmetric
 		a, b := ab[0], ab[1]
 		k.mm[a*d1+b], k.mm[b*d1+a] = k.ua[p], k.ua[p]

@@ -170,7 +170,7 @@ func (g *gmres) project(k int, x, w, col []float64) (before, after float64) {
 	}
 	h, a := g.h, g.a
 	h[0] = impl.Ddot(n, wx, 1, g.v[0], 1)
-	workers := share.Free(share.Workers(k*n, share.GemvMin))
+	workers := share.GemvWorkers(k, n)
 	share.MulVec(k, n, g.rest, wx, h[1:k+1], workers)
 	for j := 0; j <= k; j++ {
 		a[j] = -h[j] / (g.c[j] * g.c[j])

@@ -19,11 +19,16 @@ const (
 	ColBlock = 16
 )
 
-// GemvMin is the size of A (its values) from which its passes gain from
+// gemvMin is the size of A (its values) from which its passes gain from
 // sharing (Workers): on a 2-core machine the two passes of Gram–Schmidt
 // over 15 and 30 vectors of length 270 400 (GMRES at D = 64) took 1.04
 // and 2.31 ms on two goroutines against 1.68 and 3.54 ms on one.
-const GemvMin = 1 << 21
+const gemvMin = 1 << 21
+
+// GemvWorkers returns how many goroutines MulVec and AddMulTVec should
+// share a k × n matrix among now: Workers from gemvMin values, as Free
+// leaves them beside the goroutines marked Busy.
+func GemvWorkers(k, n int) int { return Free(Workers(k*n, gemvMin)) }
 
 var impl gonum.Implementation
 
