@@ -9,8 +9,9 @@ import (
 )
 
 // checkpointFormat is the version of the encoding Checkpoint.Save writes
-// before the integrator's snapshot.
-const checkpointFormat = 1
+// before the integrator's snapshot: 2 adds the records of a run that thins
+// its states.
+const checkpointFormat = 2
 
 const checkpointMagic = "linattn/flow checkpoint"
 
@@ -21,14 +22,16 @@ var ErrCheckpoint = errors.New("flow: corrupt or foreign checkpoint")
 // Checkpoint is the state of a run after an accepted step of the pass Run
 // starts with (RunSettings.Checkpoint): the integrator's (ode.Checkpoint,
 // with the continuous extension kept so far), the loss path that places
-// the drops grid, and the settling test's history. It is valid only
-// during the call.
+// the drops grid, the settling test's history and, for a run that thins
+// its states, what it recorded at the accepted steps (runRecord). It is
+// valid only during the call.
 type Checkpoint struct {
 	T      float64 // the time reached
 	n      int
 	oc     *ode.Checkpoint
 	path   *pathRecorder
 	settle *settleDetector
+	rec    *runRecord
 }
 
 // CanCheckpoint reports whether a run by method m can be checkpointed
@@ -49,6 +52,11 @@ func (c *Checkpoint) Save(w io.Writer) error {
 	fw.put(b2f(c.settle != nil))
 	fw.vec(settleT)
 	fw.vec(settleL)
+	thinned := c.rec != nil && c.rec.steps != nil
+	fw.put(b2f(thinned))
+	if thinned {
+		c.rec.save(fw)
+	}
 	if err := fw.flush(); err != nil {
 		return err
 	}
@@ -72,6 +80,7 @@ type Resume struct {
 	settle   bool
 	settleT  []float64
 	settleL  []float64
+	record   *savedRecord // nil unless the run thins its states
 	snapshot *ode.Snapshot
 }
 
@@ -89,11 +98,17 @@ func ReadCheckpoint(r io.Reader) (*Resume, error) {
 	rs.path.T, rs.path.Loss = fr.vec(), fr.vec()
 	rs.settle = fr.get() != 0
 	rs.settleT, rs.settleL = fr.vec(), fr.vec()
+	if fr.get() != 0 {
+		rs.record = readRecord(fr)
+	}
 	if fr.err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.err)
 	}
 	if len(rs.path.T) == 0 || len(rs.path.T) != len(rs.path.Loss) || len(rs.settleT) != len(rs.settleL) {
 		return nil, fmt.Errorf("%w: its loss path is damaged", ErrCheckpoint)
+	}
+	if rs.record != nil && !rs.record.valid(rs.n) {
+		return nil, fmt.Errorf("%w: its record of the accepted steps is damaged", ErrCheckpoint)
 	}
 	if rs.snapshot, err = ode.ReadSnapshot(fr.br); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
@@ -103,10 +118,20 @@ func ReadCheckpoint(r io.Reader) (*Resume, error) {
 }
 
 // resumePass restores the flow's part of a checkpoint into the pass's
-// recorders and returns the integrator's snapshot.
-func (s *System) resumePass(rs *Resume, path *pathRecorder, settle *settleDetector) (*ode.Snapshot, error) {
+// recorders (rec: nil or a first pass's) and returns the integrator's
+// snapshot.
+func (s *System) resumePass(rs *Resume, path *pathRecorder, settle *settleDetector, rec *runRecord) (*ode.Snapshot, error) {
 	if rs.n != s.n || rs.settle != (settle != nil) {
 		return nil, fmt.Errorf("%w: a run of %d values (settling test %v), this one has %d (%v)", ErrCheckpoint, rs.n, rs.settle, s.n, settle != nil)
+	}
+	thinned := rec != nil && rec.steps != nil
+	if (rs.record != nil) != thinned {
+		return nil, fmt.Errorf("%w: a run that thins its states %v, this one %v", ErrCheckpoint, rs.record != nil, thinned)
+	}
+	if thinned {
+		if err := rec.restore(rs.record); err != nil {
+			return nil, err
+		}
 	}
 	path.path = LossPath{T: append([]float64(nil), rs.path.T...), Loss: append([]float64(nil), rs.path.Loss...)}
 	if settle != nil {

@@ -2,6 +2,8 @@ package flow
 
 import (
 	"context"
+	"math"
+	"slices"
 	"testing"
 )
 
@@ -11,8 +13,10 @@ import (
 // Auto for the reduced one) is the reduced layer's Run bit for bit, loss
 // and states, and reports the reduced layer's method, which it ran
 // (System.Settings). With the states thinned (StateEvery) and the test
-// losses asked for, it holds the kept states alone, padded with zero extra
-// blocks, and its test losses are the full layer's at them.
+// losses asked for, it holds the kept states alone, at the same times,
+// padded with zero extra blocks, and its test losses are the full
+// layer's, to the interpolation's error (10⁻⁸ of the loss's fall), at
+// the output times (Sample: the states there).
 func TestRunFullLayerAsReduced(t *testing.T) {
 	t.Parallel()
 	tc := lawCase{lam: []float64{0.4, 0.3, 0.2, 0.1}, n: 31, icl: 1, k: 1, noise: 0.1, m: Model{Kind: Merged, H: 4, Tau: 1}}
@@ -40,7 +44,8 @@ func TestRunFullLayerAsReduced(t *testing.T) {
 			t.Errorf("%+v: the full layer resolved %+v, the reduced %+v", rs, b.Resolved, a.Resolved)
 		}
 		nr, nf := red.Len(), full.Len()
-		if len(a.Loss) != len(b.Loss) || len(b.States)/nf != len(a.States)/nr || len(b.StateIndex) != len(a.StateIndex) {
+		if len(a.Loss) != len(b.Loss) || len(b.States)/nf != len(a.States)/nr || !slices.Equal(b.StateTimes, a.StateTimes) ||
+			(b.Sampling == Interpolated) != (rs.StateEvery > 1) {
 			t.Fatalf("%+v: %d samples, %d states (full), %d, %d (reduced)", rs, len(b.Loss), len(b.States)/nf, len(a.Loss), len(a.States)/nr)
 		}
 		for i, l := range a.Loss {
@@ -55,14 +60,29 @@ func TestRunFullLayerAsReduced(t *testing.T) {
 					t.Fatalf("%+v: state %d: entry %d is %g", rs, row, j, x)
 				}
 			}
-			if !rs.TestLosses {
-				continue
-			}
-			i := b.StateIndex[row]
-			icl, iwl, idg := full.TestLosses(y)
-			if b.TestICL[i] != icl || !sameFloat(b.TestIWL[i], iwl) || !sameFloat(b.TestIDG[i], idg) {
-				t.Errorf("%+v: sample %d: test losses %g, %g, %g, want the full layer's %g, %g, %g",
-					rs, i, b.TestICL[i], b.TestIWL[i], b.TestIDG[i], icl, iwl, idg)
+		}
+		if rs.TestLosses {
+			fullTestLosses(t, full, b)
+		}
+	}
+}
+
+// fullTestLosses checks the test losses of tr, a run of the full layer
+// s, against s's at the states of tr's extension at its output times, to
+// 10⁻⁸ of the loss's fall.
+func fullTestLosses(t *testing.T, s *System, tr *Trajectory) {
+	t.Helper()
+	states, _, err := tr.Sample(tr.Times)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, fall := s.Len(), tr.Loss[0]-tr.FinalLoss
+	for i := range tr.Times {
+		icl, iwl, idg := s.TestLosses(states[i*n : (i+1)*n])
+		got, want := []float64{tr.TestICL[i], tr.TestIWL[i], tr.TestIDG[i]}, []float64{icl, iwl, idg}
+		for k := range got {
+			if !sameFloat(got[k], want[k]) && !(math.Abs(got[k]-want[k]) <= 1e-8*fall) {
+				t.Fatalf("sample %d: test losses %v, want the full layer's %v", i, got, want)
 			}
 		}
 	}

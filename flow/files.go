@@ -12,8 +12,8 @@ import (
 // (package output owns their names, shapes and files).
 
 // RunArrays lays out the run tr of s as linattn run writes it (out/run.npz):
-// Times, Loss, StateTimes (when the states are kept at some of the times
-// only: Trajectory.StateIndex), Values, then Keys, Queries and
+// Times, Loss, StateTimes (when the states are not kept at every output
+// time: Trajectory.AllStates), Values, then Keys, Queries and
 // KeyAlignment (separate model)
 // or KeyQuery (merged), Map, the law (law.Data.Arrays), Transitions and
 // TransitionM; then the full layer's extra blocks (ExtraArrays), the test
@@ -23,7 +23,7 @@ import (
 // L(M_m). tr.States holds s's states in the original basis, row-major.
 func RunArrays(s *System, tr *Trajectory) []export.Array {
 	n := s.Len()
-	nt := len(tr.States) / n // the states kept: at every output time unless StateIndex
+	nt := len(tr.States) / n // the states kept: at every output time unless thinned
 	ns := len(tr.Times)
 	d, h, r := s.Dim(), s.Model.H, s.Model.R
 	nr := s.Model.ReducedLen(d)
@@ -60,8 +60,8 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 		export.Floats(output.Times, tr.Times, ns),
 		export.Floats(output.Loss, tr.Loss, ns),
 	}
-	if tr.StateIndex != nil {
-		st := make([]float64, len(tr.StateIndex))
+	if !tr.AllStates() {
+		st := make([]float64, nt)
 		for i := range st {
 			st[i] = tr.StateTime(i)
 		}

@@ -43,11 +43,7 @@ type LossPath struct{ T, Loss []float64 }
 // before the loss starts to fall, however small that time is against T
 // (at D = 32 the first drop comes at T/6700).
 func DropsGrid(T float64, S int, path LossPath) []float64 {
-	nLin, nLog := S/2, 0
-	if S >= 12 {
-		nLin, nLog = S/4, S/4
-	}
-	nLoss := S - nLin - nLog
+	nLin, nLog, nLoss := dropsShares(S)
 	times := LinearGrid(T, nLin)
 	if nLog > 0 {
 		// nLog of the nLog+1 log-spaced times from lo to T: T is the
@@ -80,6 +76,17 @@ func DropsGrid(T float64, S int, path LossPath) []float64 {
 		}
 	}
 	return out
+}
+
+// dropsShares splits S output times (or kept steps) as DropsGrid does:
+// ⌊S/4⌋ equally spaced in time and ⌊S/4⌋ in log time from S = 12 (⌊S/2⌋
+// and none below), the others equally spaced in loss.
+func dropsShares(S int) (lin, log, loss int) {
+	lin, log = S/2, 0
+	if S >= 12 {
+		lin, log = S/4, S/4
+	}
+	return lin, log, S - lin - log
 }
 
 // FirstPlateauEnd returns t_f, the first time on path at which the loss

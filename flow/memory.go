@@ -8,8 +8,10 @@ import "github.com/linattn/linattn/ode"
 // System itself (its moments: MomentBytes) is not counted.
 type RunMemory struct {
 	// Kept is the number of output states the Trajectory holds
-	// (StateEvery), States their bytes. A first pass records as many of
-	// its accepted steps besides, for a run that fails (Recorder).
+	// (StateEvery), at most, States their bytes. A first pass that keeps
+	// all records as many of its accepted steps besides, for a run that
+	// fails (Recorder); one that thins them keeps those as its output,
+	// and records the loss and the test losses at its steps (Recorder).
 	Kept             int
 	States, Recorder float64
 	// Samples holds the output times, the loss and the three test losses.
@@ -64,6 +66,9 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 	first := rs.Times == nil && (rs.T == 0 || rs.Grid == GridDrops) // firstPass
 	if first {
 		m.Recorder = m.States
+		if m.Kept < samples { // thinned: its states are the output's, and it records the values at the steps (fromSteps)
+			m.Recorder = 8 * 5 * maxStepNodes
+		}
 		m.Dense = float64(denseBound(rs, run, s.d, s.Data.Standard(), m.Kept))
 	} else if rs.Times != nil {
 		m.Dense = float64(rs.DenseBytes)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/linattn/linattn/ode"
 )
@@ -138,10 +137,13 @@ type RunSettings struct {
 	// TestLosses computes the exact test losses at the output times
 	// (Trajectory.TestICL, TestIWL, TestIDG).
 	TestLosses bool
-	// StateEvery > 1 keeps the states at every StateEvery-th output time
-	// and the last only (Trajectory.StateIndex), the loss and the test
+	// StateEvery > 1 keeps at most as many states as every
+	// StateEvery-th output time and the last, the loss and the test
 	// losses at all: at large D the states are most of a run's memory
-	// (2001 of them take 0.5 GB at D = 128). 0 or 1 keeps them all.
+	// (2001 of them take 0.5 GB at D = 128). A run that samples its grid
+	// from the steps it took (Sampling Interpolated) keeps them at steps
+	// spread over the run (Trajectory.StateTimes); one integrated twice at
+	// those output times (Trajectory.StateIndex). 0 or 1 keeps them all.
 	StateEvery int
 	// StateBytes > 0 with StateEvery 0 keeps the states within StateBytes:
 	// StateEvery becomes StateStride of the output times (Resolve).
@@ -161,15 +163,16 @@ type RunSettings struct {
 	// Resume, if not nil, continues the run that saved it
 	// (ReadCheckpoint): Run on the same System, y0 and settings then
 	// returns what the run that was not stopped returns, bit for bit,
-	// except the samples at accepted steps of a run that fails again
-	// (Sampling AtSteps), which begin at the resumed step.
+	// except the samples at accepted steps of a run that keeps every
+	// state and fails again (Sampling AtSteps), which begin at the
+	// resumed step (a run that thins its states checkpoints them).
 	Resume *Resume
 	// SamplingCheckpoint, if not nil, is called while Run samples its
-	// output times on a continuous extension it kept, after each group of
-	// them, with the samples made so far, which it may save
-	// (SamplingProgress.Save): on a thinned extension the sampling takes
-	// the steps again, which at large D takes about as long as the
-	// integration. It is called by one goroutine at a time, and once
+	// output times on a continuous extension it kept (with every state
+	// kept), after each group of them, with the samples made so far, which
+	// it may save (SamplingProgress.Save): on a thinned extension the
+	// sampling takes the steps again, which at large D takes about as
+	// long as the integration. It is called by one goroutine at a time, and once
 	// more when the context is canceled while Run samples, which stops
 	// it between two output times. An error stops the sampling and the
 	// run, which then returns no Trajectory.
@@ -337,6 +340,12 @@ const (
 	// times were known (an error or an interruption), at most Samples of
 	// them spread over the run.
 	AtSteps
+	// Interpolated: the states of a run that keeps some of them
+	// (RunSettings.StateEvery) at steps spread over the run
+	// (Trajectory.StateTimes); the loss and the test losses at the output
+	// times interpolated between the steps, within the integrator's error
+	// (docs/math.md, "Sampling from the steps").
+	Interpolated
 )
 
 // Trajectory is the result of Run: the sampled run (times, loss, states),
@@ -345,11 +354,13 @@ const (
 type Trajectory struct {
 	// Times are the output times; States holds the state at each in the
 	// original basis, row-major (len(Times) × Len()), or at the times
-	// StateIndex lists (RunSettings.StateEvery); Loss the loss.
+	// StateIndex lists or at StateTimes (RunSettings.StateEvery); Loss the
+	// loss.
 	Times      []float64
 	States     []float64
 	Loss       []float64
-	StateIndex []int // nil: a state at every output time
+	StateIndex []int     // nil: a state at every output time, or at StateTimes
+	StateTimes []float64 // the times of States where they are not output times (Sampling Interpolated)
 	// Sampling says how Times were chosen and the samples computed.
 	Sampling Sampling
 
@@ -396,14 +407,20 @@ type Trajectory struct {
 	pad int
 }
 
-// StateTime returns the output time of row row of States: Times[row], or
-// Times[StateIndex[row]] where the states were thinned.
+// StateTime returns the time of row row of States: Times[row],
+// Times[StateIndex[row]] or StateTimes[row] where the states were thinned.
 func (tr *Trajectory) StateTime(row int) float64 {
-	if tr.StateIndex == nil {
-		return tr.Times[row]
+	switch {
+	case tr.StateTimes != nil:
+		return tr.StateTimes[row]
+	case tr.StateIndex != nil:
+		return tr.Times[tr.StateIndex[row]]
 	}
-	return tr.Times[tr.StateIndex[row]]
+	return tr.Times[row]
 }
+
+// AllStates reports whether tr holds the state at every output time.
+func (tr *Trajectory) AllStates() bool { return tr.StateIndex == nil && tr.StateTimes == nil }
 
 // Dense reports whether the run kept its continuous extension
 // (RunSettings.DenseBytes), so that Sample works.
@@ -414,8 +431,7 @@ func (tr *Trajectory) Dense() bool { return tr.dense != nil }
 // values are those a run with these output times would return, up to the
 // step that ends the run, which a run with a final time cuts differently.
 func (tr *Trajectory) Sample(times []float64) (states, loss []float64, err error) {
-	states, loss, _, err = tr.sample(times, nil, false, samplingSettings{ctx: context.Background()})
-	return states, loss, err
+	return tr.sample(times, samplingSettings{ctx: context.Background()})
 }
 
 // samplingSettings are the context that interrupts a run's sampling
@@ -427,21 +443,18 @@ type samplingSettings struct {
 	resume     *SamplingProgress
 }
 
-// sample is Sample keeping the states at the indices kept only (nil: at
-// every time), with the test losses at every time when tests is set
-// (TestICL, TestIWL, TestIDG in order). It takes the samples ss.resume
-// holds where it is of the same sampling, calls ss.checkpoint (if not
-// nil) after each group of times sampled (SamplingProgress), and stops
-// between two times when ss.ctx is canceled, calling ss.checkpoint once
-// more.
-func (tr *Trajectory) sample(times []float64, kept []int, tests bool, ss samplingSettings) (states, loss []float64, test [3][]float64, err error) {
+// sample is Sample that takes the samples ss.resume holds where it is of
+// the same sampling, calls ss.checkpoint (if not nil) after each group of
+// times sampled (SamplingProgress), and stops between two times when
+// ss.ctx is canceled, calling ss.checkpoint once more.
+func (tr *Trajectory) sample(times []float64, ss samplingSettings) (states, loss []float64, err error) {
 	if tr.dense == nil {
-		return nil, nil, test, fmt.Errorf("flow: Trajectory.Sample: the run kept no dense output (RunSettings.DenseBytes)")
+		return nil, nil, fmt.Errorf("flow: Trajectory.Sample: the run kept no dense output (RunSettings.DenseBytes)")
 	}
-	p := newSamplingProgress(times, kept, tr.sys.n+tr.pad, tests, ss.resume)
+	p := newSamplingProgress(times, tr.sys.n+tr.pad, ss.resume)
 	p.hook = ss.checkpoint
 	fill := func(on *Trajectory, lo, hi int) error {
-		if err := on.sampleRange(ss.ctx, times, kept, lo, hi, p.states, p.loss, p.test); err != nil {
+		if err := on.sampleRange(ss.ctx, times, lo, hi, p.states, p.loss); err != nil {
 			return err
 		}
 		return p.finish(lo, hi)
@@ -450,25 +463,20 @@ func (tr *Trajectory) sample(times []float64, kept []int, tests bool, ss samplin
 		if ss.ctx.Err() != nil {
 			p.finish(0, 0) // no new samples: the hook saves those made (its error is the context's)
 		}
-		return nil, nil, test, err
+		return nil, nil, err
 	}
-	return p.states, p.loss, p.test, nil
+	return p.states, p.loss, nil
 }
 
-// sampleRange writes the loss, the states kept and the test losses (where
-// test is not nil) at times[lo:hi] into their places in loss, states and
-// test, or stops with ctx's error when it is canceled.
-func (tr *Trajectory) sampleRange(ctx context.Context, times []float64, kept []int, lo, hi int, states, loss []float64, test [3][]float64) error {
+// sampleRange writes the loss and the states at times[lo:hi] into their
+// places in loss and states, or stops with ctx's error when it is
+// canceled.
+func (tr *Trajectory) sampleRange(ctx context.Context, times []float64, lo, hi int, states, loss []float64) error {
 	n, stride := tr.sys.n, tr.sys.n+tr.pad
-	if len(tr.scratch) != n+stride {
-		tr.scratch = make([]float64, n+stride)
+	if len(tr.scratch) != n {
+		tr.scratch = make([]float64, n)
 	}
-	ye, y := tr.scratch[:n], tr.scratch[n:]
-	testLosses := tr.sys.testLosses()
-	row := lo // the row of the first state kept at or after lo
-	if kept != nil {
-		row = sort.SearchInts(kept, lo)
-	}
+	ye := tr.scratch
 	for i := lo; i < hi; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -477,15 +485,7 @@ func (tr *Trajectory) sampleRange(ctx context.Context, times []float64, kept []i
 			return fmt.Errorf("flow: Trajectory.Sample: %w", err)
 		}
 		loss[i] = tr.sys.LossEigen(ye)
-		dst := y
-		if kept == nil || (row < len(kept) && kept[row] == i) {
-			dst = states[row*stride : (row+1)*stride]
-			row++
-		}
-		tr.sys.FromEigen(dst[:n], ye)
-		if test[0] != nil {
-			test[0][i], test[1][i], test[2][i] = testLosses(dst[:n])
-		}
+		tr.sys.FromEigen(states[i*stride:i*stride+n], ye)
 	}
 	return nil
 }
@@ -511,7 +511,7 @@ func keptStates(nt, every int) []int {
 // (StateIndex).
 func (tr *Trajectory) thinStates(every int) {
 	kept := keptStates(len(tr.Times), every)
-	if kept == nil || tr.StateIndex != nil || tr.Sampling == AtSteps {
+	if kept == nil || !tr.AllStates() || tr.Sampling == AtSteps {
 		return
 	}
 	stride := len(tr.States) / len(tr.Times)
@@ -544,9 +544,10 @@ func (s *System) levels() []Transition {
 // pass integrates the flow from y0 (original basis) once, over [0, rs.T] or
 // until it converges when rs.T is 0, reaching rs.Times (not nil), and
 // records the first falling crossing of each of levels. It keeps the loss
-// path of the accepted steps (Trajectory.path); under a task law with no
-// levels given it reads the drops off it (findDrops).
-func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels []Transition) (*Trajectory, error) {
+// path of the accepted steps (Trajectory.path) and, if rec is not nil,
+// records them in rec; under a task law with no levels given it reads the
+// drops off the path (findDrops).
+func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels []Transition, rec *runRecord) (*Trajectory, error) {
 	untilConverged := rs.T == 0
 	var settle *settleDetector
 	if untilConverged {
@@ -563,13 +564,13 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	var resume *ode.Snapshot
 	if rs.Resume != nil {
 		var err error
-		if resume, err = s.resumePass(rs.Resume, path, settle); err != nil {
+		if resume, err = s.resumePass(rs.Resume, path, settle, rec); err != nil {
 			return nil, err
 		}
 	}
 	var checkpoint func(*ode.Checkpoint) error
 	if rs.Checkpoint != nil {
-		c := &Checkpoint{n: s.n, path: path, settle: settle}
+		c := &Checkpoint{n: s.n, path: path, settle: settle, rec: rec}
 		checkpoint = func(oc *ode.Checkpoint) error {
 			c.T, c.oc = oc.T, oc
 			return rs.Checkpoint(c)
@@ -592,7 +593,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		// and needs no sampling inside a step: the step ends suffice, and
 		// the continuous extension is built only where a crossing occurs.
 		EventSamples: 1,
-		Observer:     passObserver(rs.Observer, path, settle, lossAt),
+		Observer:     passObserver(rs.Observer, path, settle, rec, lossAt),
 		Dense:        rs.DenseBytes > 0,
 		DenseLimit:   max(1, rs.DenseBytes/8),
 		Checkpoint:   checkpoint,
@@ -610,13 +611,17 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	return tr, s.passStatus(tr, res, err, untilConverged, rs)
 }
 
-// passObserver records the loss path at every accepted step, watches for
-// a run whose loss has settled, and calls the user's observer.
-func passObserver(user func(float64, []float64, float64) error, path *pathRecorder, settle *settleDetector,
+// passObserver records the loss path and, with rec, the run at every
+// accepted step, watches for a run whose loss has settled, and calls the
+// user's observer.
+func passObserver(user func(float64, []float64, float64) error, path *pathRecorder, settle *settleDetector, rec *runRecord,
 	lossAt func(float64, []float64) float64) func(*ode.Step) error {
 	return func(st *ode.Step) error {
 		loss := lossAt(st.T1, st.Y1)
 		path.add(st.T1, loss)
+		if rec != nil {
+			rec.add(st, loss)
+		}
 		if settle != nil && settle.add(st.T1, loss) {
 			return errSettled
 		}

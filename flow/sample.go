@@ -91,10 +91,13 @@ func (g Grid) Times(T float64, s int, path *LossPath) []float64 {
 // (DenseBytes; for a BDF run of the separate model at most BDFKeptStates
 // times its output) and the loss at the accepted steps, then samples the
 // extension (Sampling FromDense), which takes thinned ROCK4 and BDF steps
-// again. A run that outgrows DenseBytes keeps none (only runs of explicit
-// steps can), and Run integrates a second time, to the output times
-// (AtTimes): the same steps, so the same values bit for bit. A first pass that fails
-// returns up to Samples of its accepted steps (AtSteps).
+// again; a run that thins its states (StateEvery) samples the grid from
+// what it recorded at its steps instead (Interpolated). A run that
+// outgrows DenseBytes keeps none (only runs of explicit steps can), and
+// Run integrates a second time, to the output times (AtTimes): the same
+// steps, so the same values bit for bit. A first pass that fails returns
+// up to Samples of its accepted steps, or as many as it keeps states
+// (AtSteps).
 //
 // Under a task law with fixed tasks the drops are read off the run
 // (FindDrops) and located on the continuous extension, or as events of
@@ -130,7 +133,7 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 // run is Run with the settings resolved (Settings).
 func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
 	if rs.Times != nil {
-		tr, err := s.pass(ctx, y0, rs, s.levels())
+		tr, err := s.pass(ctx, y0, rs, s.levels(), nil)
 		return s.finish(tr, err, rs)
 	}
 	if rs.Samples < 2 {
@@ -143,11 +146,11 @@ func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		// Placed in advance: reached in one pass, with no extension kept
 		// (DOP853's costs three evaluations a step).
 		rs.Times, rs.DenseBytes = rs.Grid.Times(rs.T, rs.Samples, nil), 0
-		tr, err := s.pass(ctx, y0, rs, s.levels())
+		tr, err := s.pass(ctx, y0, rs, s.levels(), nil)
 		return s.finish(tr, err, rs)
 	}
 	first, err := s.firstPass(ctx, y0, rs)
-	if first == nil || err != nil || first.Sampling == FromDense {
+	if first == nil || err != nil || first.Dense() {
 		return s.finish(first, err, rs)
 	}
 	// No continuous extension kept: integrate again, to the output times,
@@ -165,7 +168,7 @@ func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 	}
 	rs.Times, rs.DenseBytes = rs.Grid.Times(T, rs.Samples, first.path), 0
 	rs.Checkpoint, rs.Resume = nil, nil // a checkpoint is of the first pass
-	tr, err := s.pass(ctx, y0, rs, levels)
+	tr, err := s.pass(ctx, y0, rs, levels, nil)
 	if tr != nil {
 		stats := first.Stats
 		stats.Add(tr.Stats)
@@ -186,7 +189,7 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 	if s.Data.Standard() {
 		tr.Plateaus = ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
 	}
-	if rs.TestLosses && tr.TestICL == nil && tr.StateIndex == nil {
+	if rs.TestLosses && tr.TestICL == nil && tr.AllStates() {
 		n, tests := s.n, s.testLosses()
 		tr.TestICL, tr.TestIWL, tr.TestIDG = make([]float64, len(tr.Times)), make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
 		for i := range tr.Times {
@@ -199,36 +202,30 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 
 // firstPass integrates to rs.T, or until converged, keeping the continuous
 // extension and the loss path for the drops grid, and samples the grid on
-// the extension; without one it returns the run (its FinalT and path) for
-// a second pass. A run that fails returns the samples a recorder kept at
-// its accepted steps.
+// the extension, or, where the states are thinned, from what it recorded
+// at the accepted steps (fromSteps); without an extension it returns the
+// run (its FinalT and path) for a second pass. A run that fails returns
+// the states its recorder kept at accepted steps.
 func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
+	kept := keptStates(rs.Samples, rs.StateEvery)
 	out := rs.Samples // the states kept
-	if kept := keptStates(rs.Samples, rs.StateEvery); kept != nil {
+	if kept != nil {
 		out = len(kept)
-	}
-	recMax := max(2, out) // the samples of a run that fails: as many as the states kept
-	rec := newRecorder(s, recMax, y0, s.Loss(y0))
-	user := rs.Observer
-	rs.Observer = func(t float64, y []float64, loss float64) error {
-		rec.add(t, y, loss)
-		if user != nil {
-			return user(t, y, loss)
-		}
-		return nil
 	}
 	rs.Times = []float64{0}
 	rs.DenseBytes = denseBound(rs, s.Model, s.d, s.Data.Standard(), out)
-	tr, err := s.pass(ctx, y0, rs, s.levels())
+	// The samples of a run that fails: as many as the states kept.
+	rec := s.newRunRecord(y0, max(2, out), kept != nil, rs.TestLosses, maxStepNodes)
+	tr, err := s.pass(ctx, y0, rs, s.levels(), rec)
 	if tr == nil {
 		return nil, err
 	}
 	if err != nil {
-		rec.last(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
-		tr.Times, tr.Loss, tr.States, tr.Sampling = rec.t, rec.loss, rec.states, AtSteps
+		rec.finish(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
+		r := rec.rec
+		tr.Times, tr.Loss, tr.States, tr.Sampling = r.t, r.loss, r.states, AtSteps
 		return tr, err
 	}
-	rec, rs.Observer = nil, nil // the pass succeeded: its recorded states are garbage before the samples are made
 	if !tr.Dense() {
 		return tr, nil
 	}
@@ -237,16 +234,30 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 		T = tr.FinalT
 	}
 	times := rs.Grid.Times(T, rs.Samples, tr.path)
-	kept := keptStates(len(times), rs.StateEvery)
-	states, loss, test, err := tr.sample(times, kept, rs.TestLosses && kept != nil, samplingSettings{ctx, rs.SamplingCheckpoint, rs.SamplingResume})
+	if kept != nil {
+		tr.fromSteps(times, rec)
+		return tr, nil
+	}
+	rec = nil // its states are garbage before the samples are made
+	states, loss, err := tr.sample(times, samplingSettings{ctx, rs.SamplingCheckpoint, rs.SamplingResume})
 	if err != nil {
 		return nil, err
 	}
-	tr.Times, tr.Loss, tr.States, tr.Sampling, tr.StateIndex = times, loss, states, FromDense, kept
-	if test[0] != nil {
-		tr.TestICL, tr.TestIWL, tr.TestIDG = test[0], test[1], test[2]
-	}
+	tr.Times, tr.Loss, tr.States, tr.Sampling = times, loss, states, FromDense
 	return tr, nil
+}
+
+// fromSteps samples the first pass tr at times from what rec recorded at
+// its accepted steps (Sampling Interpolated): the loss and the test losses
+// interpolated between the steps, the states those rec kept.
+func (tr *Trajectory) fromSteps(times []float64, rec *runRecord) {
+	rec.finish(tr.FinalT, tr.sys.ToEigen(nil, tr.Final), tr.FinalLoss)
+	v := rec.steps.at(times)
+	tr.Times, tr.Loss, tr.Sampling = times, v[0], Interpolated
+	tr.States, tr.StateTimes = rec.rec.states, rec.rec.t
+	if rec.tests != nil {
+		tr.TestICL, tr.TestIWL, tr.TestIDG = v[1], v[2], v[3]
+	}
 }
 
 // pathRecorder keeps the loss at the accepted steps of a pass, a step only
@@ -260,11 +271,17 @@ type pathRecorder struct {
 
 func newPathRecorder(s *System, y0 []float64) *pathRecorder {
 	l0 := s.Loss(y0)
+	return &pathRecorder{path: LossPath{T: []float64{0}, Loss: []float64{l0}}, tol: 1e-6 * s.lossGap(l0)}
+}
+
+// lossGap returns the scale of a run's fall in loss from l0: |l0 − L_min|,
+// or |l0| where the least loss is not known.
+func (s *System) lossGap(l0 float64) float64 {
 	gap := l0 - s.MinLoss()
-	if math.IsNaN(gap) { // the least loss is not known
+	if math.IsNaN(gap) {
 		gap = l0
 	}
-	return &pathRecorder{path: LossPath{T: []float64{0}, Loss: []float64{l0}}, tol: 1e-6 * math.Abs(gap)}
+	return math.Abs(gap)
 }
 
 func (p *pathRecorder) add(t, loss float64) {
@@ -311,59 +328,4 @@ func (s *System) findDrops(tr *Trajectory) {
 		tr.dense.At(ye, hi)
 		tn.State = s.FromEigen(nil, ye)
 	}
-}
-
-// recorder keeps at most max samples of the accepted steps of a run whose
-// end is unknown: when full, it drops every other sample and records half
-// as often, so the samples stay spread over the whole run.
-type recorder struct {
-	s               *System
-	max, n          int
-	stride, count   int
-	t, loss, states []float64 // states in the original basis, row-major
-}
-
-func newRecorder(s *System, max int, y0 []float64, l0 float64) *recorder {
-	r := &recorder{s: s, max: max, n: s.Len(), stride: 1}
-	r.t = append(make([]float64, 0, max), 0)
-	r.loss = append(make([]float64, 0, max), l0)
-	// The states grow as the run goes (most runs end well), up to max.
-	r.states = append(make([]float64, 0, min(max, 16)*r.n), y0...)
-	return r
-}
-
-// add records the accepted step at t (state yEigen in eigen coordinates)
-// if it falls on the stride.
-func (r *recorder) add(t float64, yEigen []float64, loss float64) {
-	if r.count++; r.count%r.stride != 0 {
-		return
-	}
-	r.push(t, yEigen, loss)
-}
-
-// last records the end of the run, whatever the stride.
-func (r *recorder) last(t float64, yEigen []float64, loss float64) {
-	if r.t[len(r.t)-1] != t {
-		r.push(t, yEigen, loss)
-	}
-}
-
-func (r *recorder) push(t float64, yEigen []float64, loss float64) {
-	if len(r.t) == r.max {
-		k := 0
-		for i := 0; i < len(r.t); i += 2 {
-			r.t[k], r.loss[k] = r.t[i], r.loss[i]
-			copy(r.states[k*r.n:(k+1)*r.n], r.states[i*r.n:(i+1)*r.n])
-			k++
-		}
-		r.t, r.loss, r.states = r.t[:k], r.loss[:k], r.states[:k*r.n]
-		r.stride *= 2
-	}
-	r.t = append(r.t, t)
-	r.loss = append(r.loss, loss)
-	if k := len(r.states); cap(r.states) < k+r.n { // grown by doubling, never beyond max states
-		r.states = append(make([]float64, 0, min(2*cap(r.states), r.max*r.n)), r.states...)
-	}
-	r.states = append(r.states, make([]float64, r.n)...)
-	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
 }

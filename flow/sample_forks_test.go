@@ -12,8 +12,8 @@ import (
 // goroutines, each but the first on a fork of its own (a copy of the
 // System, a preconditioner of the run's kind and a fork of the extension),
 // which take the groups of output times by replay origin one at a time,
-// the last first, gives the serial sampling's losses, states and
-// test losses bit for bit: the separate model with its block
+// the last first, gives the serial sampling's losses and states bit for
+// bit: the separate model with its block
 // preconditioner, and the merged full layer with the deflation and its
 // structured part. go test -race checks that they share nothing they
 // write.
@@ -36,10 +36,9 @@ func TestSampleForks(t *testing.T) {
 		if g := len(tr.sampleGroups(tr.Times, 1)) - 1; g <= 3 {
 			t.Fatalf("%s: %d groups of output times by replay origin, want more than the goroutines, so that they share them out of order", c.name, g)
 		}
-		tests := c.s.Model.Layer == FullLayer
-		serial := sampleOn(t, tr, 1, tests)
+		serial := sampleOn(t, tr, 1)
 		for _, w := range []int{2, 3} {
-			got := sampleOn(t, tr, w, tests)
+			got := sampleOn(t, tr, w)
 			for k := range serial {
 				for i, x := range serial[k] {
 					if math.Float64bits(got[k][i]) != math.Float64bits(x) {
@@ -55,19 +54,13 @@ func TestSampleForks(t *testing.T) {
 }
 
 // sampleOn samples tr at its output times in w goroutines
-// (sampleParallel; 1: serially) and returns the states, the loss and the test losses.
-func sampleOn(t *testing.T, tr *Trajectory, w int, tests bool) [][]float64 {
+// (sampleParallel; 1: serially) and returns the states and the loss.
+func sampleOn(t *testing.T, tr *Trajectory, w int) [][]float64 {
 	t.Helper()
 	times, n := tr.Times, tr.sys.n+tr.pad
 	states, loss := make([]float64, len(times)*n), make([]float64, len(times))
-	var test [3][]float64
-	if tests {
-		for j := range test {
-			test[j] = make([]float64, len(times))
-		}
-	}
 	fill := func(on *Trajectory, lo, hi int) error {
-		return on.sampleRange(context.Background(), times, nil, lo, hi, states, loss, test)
+		return on.sampleRange(context.Background(), times, lo, hi, states, loss)
 	}
 	var err error
 	if w == 1 {
@@ -78,5 +71,5 @@ func sampleOn(t *testing.T, tr *Trajectory, w int, tests bool) [][]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([][]float64{states, loss}, test[:]...)
+	return [][]float64{states, loss}
 }

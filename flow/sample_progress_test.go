@@ -22,7 +22,7 @@ import (
 func TestSamplingResume(t *testing.T) {
 	t.Parallel()
 	s, y0 := powerLawSix(t)
-	rs := RunSettings{Samples: 301, Method: ode.BDF, TestLosses: true, StateEvery: 3}
+	rs := RunSettings{Samples: 301, Method: ode.BDF, TestLosses: true}
 	whole, err := s.Run(context.Background(), y0, rs)
 	if err != nil || !whole.dense.Thinned() {
 		t.Fatalf("%v; want a thinned extension, so that sampling replays", err)
@@ -102,7 +102,7 @@ func TestSamplingResume(t *testing.T) {
 	sameSamples(t, "resumed after the cancel", again, whole)
 
 	// Another sampling's samples: not taken.
-	other := RunSettings{Samples: 300, Method: ode.BDF, TestLosses: true, StateEvery: 3, SamplingResume: resume}
+	other := RunSettings{Samples: 300, Method: ode.BDF, TestLosses: true, SamplingResume: resume}
 	got, err := s.Run(context.Background(), y0, other)
 	if err != nil {
 		t.Fatal(err)

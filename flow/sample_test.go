@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -114,9 +115,17 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
-// TestRecorder: a recorder of at most 9 samples keeps t = 0, stays within
-// its bound, keeps the samples increasing and spread over the whole run
-// (no gap larger than four times the mean), and always keeps the end.
+// TestRecorder: a recorder of at most 30 states, fed 20 000 steps of a
+// run whose loss falls as 1/(1 + t) over t ∈ (0, 1000], keeps t = 0,
+// never more than 30 states, increasing in time, always the end, at least
+// a third of 30, and spreads them as DropsGrid's shares (7 in time, 7 in
+// log time, 14 in the loss's fall, of the 28 besides the start and the
+// end): no gap in time larger than 2·1000/7 (twice the spacing of its
+// share, which doubles only when more than the share are kept), none in
+// ln(1 + t) larger than 2·ln(1001)/7, none in the fall of the loss larger
+// than 2/14 of it. The states kept are those of the same steps fed to a
+// recorder of 3000 states, whose spacings are then doubled to the first
+// one's: the spacing alone decides what is kept, not when it doubled.
 func TestRecorder(t *testing.T) {
 	t.Parallel()
 	data, err := law.NewData([]float64{0.2}, nil, law.Lengths{Nu: 0.5})
@@ -124,26 +133,62 @@ func TestRecorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := newSys(t, data, Model{Kind: Separate, H: 1, R: 1, Tau: 1})
-	y := []float64{1, 2, 3}
-	rec := newRecorder(s, 9, y, 1)
-	for step := 1; step <= 1000; step++ {
-		rec.add(float64(step), y, 1)
-		if len(rec.t) > 9 {
-			t.Fatalf("step %d: %d samples", step, len(rec.t))
+	const steps, limit, end = 20_000, 30, 1000.0
+	loss := func(t float64) float64 { return 1 / (1 + t) }
+	l0 := s.Loss([]float64{0, 0, 0})
+	rec, big := newRecorder(s, limit, []float64{0, 0, 0}, l0), newRecorder(s, 3000, []float64{0, 0, 0}, l0)
+	rec.l0, rec.gap, big.l0, big.gap = 1, 1, 1, 1 // the loss of this run, not of s
+	for step := 1; step <= steps; step++ {
+		tk := end * float64(step) / steps
+		y := []float64{tk, 0, 0}
+		rec.add(tk, y, loss(tk))
+		big.add(tk, y, loss(tk))
+		if len(rec.t) > limit {
+			t.Fatalf("step %d: %d states", step, len(rec.t))
 		}
 	}
-	rec.last(1000.5, y, 1)
+	rec.last(end, []float64{end, 0, 0}, loss(end))
 	n := len(rec.t)
-	if rec.t[0] != 0 || rec.t[n-1] != 1000.5 || n < 5 {
-		t.Fatalf("samples %v", rec.t)
+	if rec.t[0] != 0 || rec.t[n-1] != end || 3*n < limit || !increasing(rec.t) {
+		t.Fatalf("states at %v", rec.t)
 	}
 	for i := 1; i < n; i++ {
-		if gap := rec.t[i] - rec.t[i-1]; !(gap > 0) || gap > 4*1000.5/float64(n-1) {
-			t.Errorf("gap %v between samples %d and %d: %v", gap, i-1, i, rec.t)
+		a, b := rec.t[i-1], rec.t[i]
+		if b-a > 2*end/7 || math.Log1p(b)-math.Log1p(a) > 2*math.Log1p(end)/7 || loss(a)-loss(b) > 2.0/14 {
+			t.Errorf("gap between states at %v and %v", a, b)
 		}
 	}
-	if len(rec.states) != n*s.Len() || rec.states[3*(n-1)+2] != 3 {
-		t.Errorf("states %v", rec.states)
+	for k := range big.coord {
+		for big.coord[k].q < rec.coord[k].q {
+			big.double(k)
+		}
+	}
+	if !slices.Equal(big.t, rec.t[:n-1]) || rec.states[3*(n-1)] != end || rec.states[3*(n-2)] != rec.t[n-2] {
+		t.Errorf("states kept at %v; with the spacings doubled after: %v", rec.t, big.t)
+	}
+}
+
+// TestInterpolate: interpolate reproduces a polynomial of degree 5 to
+// rounding through any 6 or more nodes (Lagrange's interpolant is
+// unique), returns the node's value at a node, and through fewer nodes
+// is the polynomial through all of them (a line through 2).
+func TestInterpolate(t *testing.T) {
+	p := func(x float64) float64 { return 1 - 2*x + 0.5*x*x*x - 0.01*x*x*x*x*x }
+	ts := []float64{0, 0.3, 1, 1.2, 2.5, 3, 4.1, 5, 7, 7.5}
+	ys := make([]float64, len(ts))
+	for i, x := range ts {
+		ys[i] = p(x)
+	}
+	for _, x := range []float64{-0.5, 0.1, 1.1, 2.9, 4.5, 6, 7.4, 8} {
+		if got := interpolate(ts, ys, x); math.Abs(got-p(x)) > 1e-12*(1+math.Abs(p(x))) {
+			t.Errorf("at %v: %v, want %v", x, got, p(x))
+		}
+	}
+	if got := interpolate(ts, ys, 3); got != ys[5] {
+		t.Errorf("at a node: %v, want %v", got, ys[5])
+	}
+	if got := interpolate([]float64{1, 3}, []float64{2, 6}, 2.5); math.Abs(got-5) > 1e-15 {
+		t.Errorf("through 2 nodes: %v, want 5", got)
 	}
 }
 

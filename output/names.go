@@ -20,10 +20,11 @@ const (
 	Map          = "M"             // (S, D, D) the effective map: ŷ = βᵀ M x_q (full layer: the part of ŷ through β)
 	Transitions  = "transitions"   // (k,) observed drop times t_m (a sweep index: (runs, D), padded with −1)
 	TransitionM  = "transition_m"  // (k,) int: the m of each drop
-	// StateTimes are the output times of the states (S', the first
-	// dimension of v, K, Q, U, key_alignment, M and the extra blocks) in
-	// a run that keeps the states at every K-th output time and the last
-	// only (linattn run -state-every K); absent when they are at every t.
+	// StateTimes are the times of the states (S', the first dimension of
+	// v, K, Q, U, key_alignment, M and the extra blocks) in a run that
+	// keeps at most every K-th of them (linattn run -state-every K): times
+	// of the run's steps, from 0 to the end, or (a run integrated twice)
+	// every K-th of t and the last; absent when they are at every t.
 	StateTimes = "state_t"
 	// LossClosedForm is the merged model's closed-form loss with white Λ
 	// at the output times (S,), paper eq. attnM-solution, s₀ = ‖v(0)‖²:

@@ -252,7 +252,7 @@ var fields = []Field{
 	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
 		ptr: func(s *Spec) any { return &s.Checkpoint }},
 
-	{Name: "state-every", Group: GroupSolver, Usage: "run: keep the states (v, K, Q, U, key_alignment, M) at every K-th output time and the last only, K ≥ 1, their times in state_t; the loss is kept at every time", DefaultNote: stateEveryNote(),
+	{Name: "state-every", Group: GroupSolver, Usage: "run: keep at most as many states (v, K, Q, U, key_alignment, M) as every K-th output time and the last, K ≥ 1, at steps of the run spread over it, their times in state_t; the loss and the test losses are kept at every time, interpolated between the steps", DefaultNote: stateEveryNote(),
 		ptr: func(s *Spec) any { return &s.StateEvery }},
 
 	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention)", DefaultNote: ": reduced for run, full for train",
