@@ -52,9 +52,8 @@ func (c *Checkpoint) Save(w io.Writer) error {
 	fw.put(b2f(c.settle != nil))
 	fw.vec(settleT)
 	fw.vec(settleL)
-	thinned := c.rec != nil && c.rec.steps != nil
-	fw.put(b2f(thinned))
-	if thinned {
+	fw.put(b2f(c.rec.thinned()))
+	if c.rec.thinned() {
 		c.rec.save(fw)
 	}
 	if err := fw.flush(); err != nil {
@@ -124,11 +123,10 @@ func (s *System) resumePass(rs *Resume, path *pathRecorder, settle *settleDetect
 	if rs.n != s.n || rs.settle != (settle != nil) {
 		return nil, fmt.Errorf("%w: a run of %d values (settling test %v), this one has %d (%v)", ErrCheckpoint, rs.n, rs.settle, s.n, settle != nil)
 	}
-	thinned := rec != nil && rec.steps != nil
-	if (rs.record != nil) != thinned {
-		return nil, fmt.Errorf("%w: a run that thins its states %v, this one %v", ErrCheckpoint, rs.record != nil, thinned)
+	if (rs.record != nil) != rec.thinned() {
+		return nil, fmt.Errorf("%w: a run that thins its states %v, this one %v", ErrCheckpoint, rs.record != nil, rec.thinned())
 	}
-	if thinned {
+	if rec.thinned() {
 		if err := rec.restore(rs.record); err != nil {
 			return nil, err
 		}

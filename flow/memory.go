@@ -59,14 +59,15 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 	n, ni := float64(s.n), float64(run.StateLen(s.d))
 	samples := max(rs.Samples, len(rs.Times))
 	m := RunMemory{Kept: samples, Samples: 8 * 5 * float64(samples)}
-	if kept := keptStates(samples, rs.StateEvery); kept != nil {
+	kept := keptStates(samples, rs.StateEvery)
+	if kept != nil {
 		m.Kept = len(kept)
 	}
 	m.States = 8 * float64(m.Kept) * n
 	first := rs.Times == nil && (rs.T == 0 || rs.Grid == GridDrops) // firstPass
 	if first {
 		m.Recorder = m.States
-		if m.Kept < samples { // thinned: its states are the output's, and it records the values at the steps (fromSteps)
+		if kept != nil { // thinned: its states are the output's, and it records the values at the steps (fromSteps)
 			m.Recorder = 8 * 5 * maxStepNodes
 		}
 		m.Dense = float64(denseBound(rs, run, s.d, s.Data.Standard(), m.Kept))

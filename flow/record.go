@@ -18,7 +18,6 @@ import (
 // thins its states (RunSettings.StateEvery > 1); then the recorder's
 // states are the output's, and a checkpoint carries both.
 type runRecord struct {
-	s       *System
 	rec     *recorder
 	steps   *stepRecord
 	tests   func(ye []float64) (icl, iwl, idg float64) // nil: no test losses
@@ -33,7 +32,7 @@ func (r *runRecord) add(st *ode.Step, loss float64) {
 		for j := 1; j <= m; j++ {
 			t := st.T0 + (st.T1-st.T0)*float64(j)/float64(m+1)
 			st.Interpolate(r.scratch, t)
-			l := r.s.LossEigen(r.scratch)
+			l := r.rec.s.LossEigen(r.scratch)
 			r.steps.add(t, r.values(r.scratch, l))
 			r.rec.add(t, r.scratch, l)
 		}
@@ -68,14 +67,14 @@ func (r *runRecord) values(ye []float64, loss float64) [4]float64 {
 
 // newRunRecord returns the recorders of a first pass from y0 keeping about
 // states states and, where thinned is set, the loss and the test losses
-// (tests) at up to maxSteps nodes.
-func (s *System) newRunRecord(y0 []float64, states int, thinned, tests bool, maxSteps int) *runRecord {
+// (tests) at up to maxStepNodes nodes.
+func (s *System) newRunRecord(y0 []float64, states int, thinned, tests bool) *runRecord {
 	l0 := s.Loss(y0)
-	r := &runRecord{s: s, rec: newRecorder(s, states, y0, l0)}
+	r := &runRecord{rec: newRecorder(s, states, y0, l0)}
 	if !thinned {
 		return r
 	}
-	r.steps, r.scratch = newStepRecord(maxSteps, tests), make([]float64, s.n)
+	r.steps, r.scratch = newStepRecord(maxStepNodes, tests), make([]float64, s.n)
 	if tests {
 		r.tests = s.testLossesEigen()
 	}
@@ -84,13 +83,17 @@ func (s *System) newRunRecord(y0 []float64, states int, thinned, tests bool, max
 }
 
 // finish records the end of the run that ended at t with state ye (eigen
-// coordinates) and loss there.
+// coordinates) and loss there, where its last step did not.
 func (r *runRecord) finish(t float64, ye []float64, loss float64) {
 	r.rec.last(t, ye, loss)
-	if r.steps != nil {
+	if r.thinned() && t > r.steps.t[len(r.steps.t)-1] {
 		r.steps.last(t, r.values(ye, loss))
 	}
 }
+
+// thinned reports whether r records for a run that thins its states (a nil
+// r does not).
+func (r *runRecord) thinned() bool { return r != nil && r.steps != nil }
 
 // testLossesEigen returns System.testLosses on states in eigen
 // coordinates.

@@ -215,7 +215,7 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	rs.Times = []float64{0}
 	rs.DenseBytes = denseBound(rs, s.Model, s.d, s.Data.Standard(), out)
 	// The samples of a run that fails: as many as the states kept.
-	rec := s.newRunRecord(y0, max(2, out), kept != nil, rs.TestLosses, maxStepNodes)
+	rec := s.newRunRecord(y0, max(2, out), kept != nil, rs.TestLosses)
 	tr, err := s.pass(ctx, y0, rs, s.levels(), rec)
 	if tr == nil {
 		return nil, err
