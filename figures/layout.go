@@ -11,22 +11,22 @@ import (
 // The layout of a Figure with gonum.org/v1/plot: one plot.Plot per panel,
 // on a grid whose data areas line up along rows and columns. Everything's
 // place is decided before anything is drawn, so that legends and labels go
-// where they cover no data; the layout is kept for the tests to check.
+// where they cover no data; Figure.Layout returns it (layoutview.go).
 
 // layout is where everything of a figure goes on a canvas.
-type layout struct {
+type Layout struct {
 	// Canvas is the figure's whole area.
 	Canvas vg.Rectangle
 	// Title and Caption hold the lines of the figure's title and caption;
 	// Legend is the legend under the grid (Placement Below), if any.
-	Title, Caption []placedText
-	Legend         *placedLegend
-	Panels         []*panelLayout
+	Title, Caption []PlacedText
+	Legend         *PlacedLegend
+	Panels         []*PanelLayout
 }
 
-// panelLayout is a panel's place, what it draws of its data (Ink) and the
+// PanelLayout is a panel's place, what it draws of its data (Ink) and the
 // texts and legend drawn over or beside it.
-type panelLayout struct {
+type PanelLayout struct {
 	p      *Panel
 	pl     *plot.Plot
 	area   draw.Canvas // the canvas the plot draws in
@@ -35,11 +35,11 @@ type panelLayout struct {
 	// Ink is the panel's data as drawn; Texts its titles, axis labels,
 	// reference-line labels and point labels; Legend its legend, if any.
 	Ink    Ink
-	Texts  []placedText
-	Legend *placedLegend
+	Texts  []PlacedText
+	Legend *PlacedLegend
 	// Ticks are the tick labels gonum draws, with their boxes (their
 	// extent along the axis exact, across it approximate).
-	Ticks []placedText
+	Ticks []PlacedText
 	// spot is where the legend goes: inside the data area, to the right
 	// of the panel, or above it.
 	spot  legendSpot
@@ -67,17 +67,17 @@ const (
 // right of its panel, or above it when it would take more than a third of
 // the cell's width there), then the labels of reference lines and points,
 // and every text's box.
-func (f *Figure) layout(dc draw.Canvas) *layout {
-	lay := &layout{Canvas: dc.Rectangle}
+func (f *Figure) layout(dc draw.Canvas) *Layout {
+	lay := &Layout{Canvas: dc.Rectangle}
 	dc = lay.placeTitle(f.Title, dc)
 	dc = lay.placeCaption(f.Caption, dc)
 	dc = draw.Crop(dc, edgeLeft, -edgeRight, edgeBottom, -edgeTop)
-	var panels [][]*panelLayout
+	var panels [][]*PanelLayout
 	for _, r := range f.Grid {
-		row := make([]*panelLayout, len(r))
+		row := make([]*PanelLayout, len(r))
 		for j, p := range r {
 			if p != nil {
-				row[j] = &panelLayout{p: p, pl: p.plot()}
+				row[j] = &PanelLayout{p: p, pl: p.plot()}
 				switch p.Legend {
 				case Outside:
 					row[j].spot = spotOutside
@@ -116,7 +116,7 @@ func (f *Figure) layout(dc draw.Canvas) *layout {
 
 // placeTitle wraps the title to the width of dc, records its lines and
 // returns the canvas below it.
-func (lay *layout) placeTitle(title string, dc draw.Canvas) draw.Canvas {
+func (lay *Layout) placeTitle(title string, dc draw.Canvas) draw.Canvas {
 	if title == "" {
 		return dc
 	}
@@ -132,7 +132,7 @@ func (lay *layout) placeTitle(title string, dc draw.Canvas) draw.Canvas {
 
 // placeCaption wraps the caption to the width of dc, records its lines at
 // the bottom and returns the canvas above it.
-func (lay *layout) placeCaption(caption string, dc draw.Canvas) draw.Canvas {
+func (lay *Layout) placeCaption(caption string, dc draw.Canvas) draw.Canvas {
 	if caption == "" {
 		return dc
 	}
@@ -149,7 +149,7 @@ func (lay *layout) placeCaption(caption string, dc draw.Canvas) draw.Canvas {
 
 // placeBelow puts the legend of panel p under the grid, centred, in as
 // many columns as fit the width of dc, and returns the canvas above it.
-func (lay *layout) placeBelow(p *Panel, dc draw.Canvas) draw.Canvas {
+func (lay *Layout) placeBelow(p *Panel, dc draw.Canvas) draw.Canvas {
 	l := p.legend()
 	if len(l.entries) == 0 || lay.Legend != nil {
 		return dc
@@ -157,13 +157,13 @@ func (lay *layout) placeBelow(p *Panel, dc draw.Canvas) draw.Canvas {
 	l.fit(dc.Max.X - dc.Min.X - edgeLeft - edgeRight)
 	w, h := l.width(), l.height()
 	x, y := dc.Center().X-w/2, dc.Min.Y+edgeBottom
-	lay.Legend = &placedLegend{l, vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + h}}}
+	lay.Legend = &PlacedLegend{l, vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + h}}}
 	return draw.Crop(dc, 0, 0, h+2*legendInset, 0)
 }
 
 // placePanels sets every panel's canvas, data area and ink: twice, the
 // second time with the tickers told the length of their axes.
-func (f *Figure) placePanels(panels [][]*panelLayout, dc draw.Canvas) {
+func (f *Figure) placePanels(panels [][]*PanelLayout, dc draw.Canvas) {
 	for fit := 0; fit < 2; fit++ {
 		cells := f.cells(panels, dc)
 		areas := alignData(panels, cells)
@@ -204,7 +204,7 @@ func (f *Figure) placePanels(panels [][]*panelLayout, dc draw.Canvas) {
 }
 
 // draw draws the laid-out figure on dc.
-func (lay *layout) draw(dc draw.Canvas) {
+func (lay *Layout) draw(dc draw.Canvas) {
 	dc.SetColor(white)
 	dc.Fill(dc.Rectangle.Path())
 	for _, t := range append(lay.Title, lay.Caption...) {
@@ -261,7 +261,7 @@ const (
 // otherwise). A row with panel titles keeps room for the most lines any
 // of them wraps to, and one with a legend above a panel room for the
 // tallest, in every cell (both are drawn with the texts).
-func (f *Figure) cells(panels [][]*panelLayout, dc draw.Canvas) [][]draw.Canvas {
+func (f *Figure) cells(panels [][]*PanelLayout, dc draw.Canvas) [][]draw.Canvas {
 	rows := len(panels)
 	weights, total := shares(f.Heights, rows)
 	height := float64(dc.Max.Y-dc.Min.Y) - rowGap*float64(rows-1)
@@ -332,7 +332,7 @@ type gridColumn struct{ cols, j int }
 // column share their left and right edges and those in a row their top and
 // bottom edges (as plot.Align does for equal tiles). A column with a
 // legend outside its panels keeps room for it on the right in every row.
-func alignData(panels [][]*panelLayout, cells [][]draw.Canvas) [][]draw.Canvas {
+func alignData(panels [][]*PanelLayout, cells [][]draw.Canvas) [][]draw.Canvas {
 	room := map[gridColumn]vg.Length{}
 	for _, r := range panels {
 		for j, pp := range r {

@@ -25,9 +25,9 @@ type legendBox struct {
 	cols    int
 }
 
-// placedLegend is a legend and its rectangle, margin included: the white
+// PlacedLegend is a legend and its rectangle, margin included: the white
 // box drawn under it inside a panel.
-type placedLegend struct {
+type PlacedLegend struct {
 	legendBox
 	Box vg.Rectangle
 }
@@ -147,7 +147,7 @@ func spot(box vg.Rectangle, at Placement, w, h vg.Length) vg.Rectangle {
 // moveLegend is where the panel's legend should go now: inside while a
 // place there is free of ink, else to the right of the panel while that
 // leaves two thirds of the cell's width to it, else above it.
-func (pp *panelLayout) moveLegend() legendSpot {
+func (pp *PanelLayout) moveLegend() legendSpot {
 	l := pp.p.legend()
 	if pp.p.Legend == NoLegend || len(l.entries) == 0 || pp.spot == spotAbove || pp.spot == spotNone {
 		return pp.spot
@@ -165,7 +165,7 @@ func (pp *panelLayout) moveLegend() legendSpot {
 
 // insideSpot is the first place inside the data area where the legend
 // touches no ink.
-func (pp *panelLayout) insideSpot(l legendBox) (vg.Rectangle, bool) {
+func (pp *PanelLayout) insideSpot(l legendBox) (vg.Rectangle, bool) {
 	w, h := l.width(), l.height()
 	box := grow(pp.data.Rectangle, -legendInset)
 	if w > box.Max.X-box.Min.X || h > box.Max.Y-box.Min.Y {
@@ -183,7 +183,7 @@ func (pp *panelLayout) insideSpot(l legendBox) (vg.Rectangle, bool) {
 // place inside, to the right of the panel (after the labels of its
 // reference lines) or above its data area, from the cell's left edge
 // after the y label's room, in as many columns as fit the cell.
-func (pp *panelLayout) placeLegend() {
+func (pp *PanelLayout) placeLegend() {
 	pp.Legend = nil
 	l := pp.p.legend()
 	if pp.p.Legend == NoLegend || len(l.entries) == 0 {
@@ -207,7 +207,7 @@ func (pp *panelLayout) placeLegend() {
 	case spotNone:
 		return
 	}
-	pp.Legend = &placedLegend{l, r}
+	pp.Legend = &PlacedLegend{l, r}
 }
 
 // inkPad is the clearance kept between a text or legend and the data: half
@@ -215,7 +215,7 @@ func (pp *panelLayout) placeLegend() {
 const inkPad = curveWidth/2 + 0.25
 
 // draw draws the legend in its box, on a white ground when inside a panel.
-func (l *placedLegend) draw(c draw.Canvas, ground bool) {
+func (l *PlacedLegend) draw(c draw.Canvas, ground bool) {
 	if ground {
 		c.SetColor(color.NRGBA{R: 0xFF, G: 0xFF, B: 0xFF, A: 0xE6})
 		c.Fill(l.Box.Path())

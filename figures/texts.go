@@ -14,8 +14,8 @@ import (
 // horizontal reference lines and those of its points, each placed with
 // its box before anything is drawn.
 
-// placedText is a text at its place, with the box it covers.
-type placedText struct {
+// PlacedText is a text at its place, with the box it covers.
+type PlacedText struct {
 	// Kind says what the text is: title, panel title, x label, y label,
 	// line label or point label.
 	Kind string
@@ -29,13 +29,13 @@ type placedText struct {
 	sty    text.Style
 }
 
-func newText(kind, s string, sty text.Style, at vg.Point) placedText {
+func newText(kind, s string, sty text.Style, at vg.Point) PlacedText {
 	r := sty.Rectangle(s)
-	return placedText{Kind: kind, Text: s, at: at, sty: sty,
+	return PlacedText{Kind: kind, Text: s, at: at, sty: sty,
 		Box: vg.Rectangle{Min: vg.Point{X: at.X + r.Min.X, Y: at.Y + r.Min.Y}, Max: vg.Point{X: at.X + r.Max.X, Y: at.Y + r.Max.Y}}}
 }
 
-func (t placedText) draw(c draw.Canvas) { c.FillText(t.sty, t.at, t.Text) }
+func (t PlacedText) draw(c draw.Canvas) { c.FillText(t.sty, t.at, t.Text) }
 
 // wrap breaks s into lines no wider than width: after its commas, and
 // within a part still too wide at its spaces. A word wider than width
@@ -63,7 +63,7 @@ func wrap(sty text.Style, s string, width vg.Length) []string {
 
 // placeTexts places the panel's title lines, axis labels, the labels of
 // its horizontal reference lines and those of its points.
-func (pp *panelLayout) placeTexts() {
+func (pp *PanelLayout) placeTexts() {
 	p, data, area := pp.p, pp.data, pp.area
 	pp.Texts = nil
 	sty := textStyle(labelSize)
@@ -107,7 +107,7 @@ func (p *Panel) lineLabelWidth() vg.Length {
 // placeLineLabels writes the labels of the horizontal reference lines to
 // the right of the data area, level with their lines where they do not
 // overlap and moved apart just enough where they would (spread).
-func (pp *panelLayout) placeLineLabels() {
+func (pp *PanelLayout) placeLineLabels() {
 	sty := lineLabelStyle()
 	h := sty.FontExtents().Height
 	_, ty := pp.pl.Transforms(&pp.data)
@@ -230,7 +230,7 @@ func stack(ys []vg.Length, h, lo, hi vg.Length) []vg.Length {
 // no ink, no other text and no legend, and is nearer its own marker than
 // any other (by a factor nearOwn); a text with no such place is left out,
 // as one that could be read as another marker's would mislead.
-func (pp *panelLayout) placePointLabels() {
+func (pp *PanelLayout) placePointLabels() {
 	tx, ty := pp.pl.Transforms(&pp.data)
 	var marks []vg.Point
 	for _, pts := range pp.p.Points {
@@ -289,7 +289,7 @@ func boxDistance(r vg.Rectangle, p vg.Point) vg.Length {
 
 // free reports whether the box r lies in the data area clear of the ink,
 // the texts placed so far and the legend.
-func (pp *panelLayout) free(r vg.Rectangle) bool {
+func (pp *PanelLayout) free(r vg.Rectangle) bool {
 	d := pp.data.Rectangle
 	if r.Min.X < d.Min.X || r.Max.X > d.Max.X || r.Min.Y < d.Min.Y || r.Max.Y > d.Max.Y || pp.Ink.Touches(r, inkPad) {
 		return false

@@ -232,7 +232,7 @@ func tickLabel(v, step float64) string {
 
 // fitTicks tells the panel's linear tickers the length of their axes, so
 // that they space their labels to fit.
-func (pp *panelLayout) fitTicks() {
+func (pp *PanelLayout) fitTicks() {
 	pp.pl.X.Tick.Marker = withRoom(pp.pl.X.Tick.Marker, pp.data.Max.X-pp.data.Min.X, false)
 	pp.pl.Y.Tick.Marker = withRoom(pp.pl.Y.Tick.Marker, pp.data.Max.Y-pp.data.Min.Y, true)
 }
@@ -251,11 +251,11 @@ func withRoom(t plot.Ticker, room vg.Length, vertical bool) plot.Ticker {
 
 // tickLabels are the boxes of the labelled ticks gonum draws: centred on
 // their ticks below the x axis and left of the y axis.
-func (pp *panelLayout) tickLabels() []placedText {
+func (pp *PanelLayout) tickLabels() []PlacedText {
 	if pp.p.Heat != nil {
 		return nil
 	}
-	var out []placedText
+	var out []PlacedText
 	tx, ty := pp.pl.Transforms(&pp.data)
 	for _, t := range pp.pl.X.Tick.Marker.Ticks(pp.pl.X.Min, pp.pl.X.Max) {
 		if x := tx(t.Value); t.Label != "" && pp.data.ContainsX(x) {

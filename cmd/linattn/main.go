@@ -53,7 +53,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/linattn/linattn/internal/cli"
+	"github.com/linattn/linattn/cmd/linattn/internal/cli"
 )
 
 // gcPercent is the heap growth between collections (GOGC) unless the

@@ -666,7 +666,7 @@ func TestReadmePythonSnippet(t *testing.T) {
 		}
 		t.Skipf("matplotlib not available to %s (apt-get install python3-matplotlib): %v", py, err)
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // examples is the module of the external example programs.
-var examples = filepath.Join("..", "..", "examples")
+var examples = filepath.Join(repoRoot, "examples")
 
 // TestExamplesModule runs the runnable Examples of the examples module, a
 // module of its own that uses the public packages only, as another program

@@ -1,4 +1,4 @@
-package figures_test
+package cli_test
 
 import (
 	"fmt"
@@ -163,7 +163,7 @@ func TestTaskDiversityLayoutCoversNoData(t *testing.T) {
 	}
 	for name, fig := range map[string]*figures.Figure{"task-diversity": lu, "task-diversity-raventos": rav} {
 		for _, s := range []figures.Size{{}, fig.MinSize()} {
-			for _, problem := range layoutProblems(figures.LayoutOf(fig, s)) {
+			for _, problem := range layoutProblems(fig.Layout(s)) {
 				t.Errorf("%s at %v: %s", name, s, problem)
 			}
 		}

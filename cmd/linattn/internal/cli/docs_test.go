@@ -17,7 +17,7 @@ import (
 )
 
 // repoRoot is the repository's root, from this package's directory.
-var repoRoot = filepath.Join("..", "..")
+var repoRoot = filepath.Join("..", "..", "..", "..")
 
 // docCommand is a command line of a document's code blocks.
 type docCommand struct {
@@ -90,7 +90,7 @@ func installLinattn(t *testing.T) string {
 // docsFull runs every command of TestDocCommands exactly as written. By
 // default the lines of docShorter, which would take a third of the test's
 // time, run with fewer steps (the same flags parsed, the same files
-// written and checked): go test ./internal/cli -run DocCommands -docs.full.
+// written and checked): go test ./cmd/linattn/internal/cli -run DocCommands -docs.full.
 var docsFull = flag.Bool("docs.full", false, "TestDocCommands: run every command as written, docShorter's with all their steps")
 
 // docShorter are command lines of the documents (as written) that

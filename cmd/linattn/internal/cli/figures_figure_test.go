@@ -1,4 +1,4 @@
-package figures_test
+package cli_test
 
 import (
 	"bytes"
@@ -17,12 +17,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linattn/linattn/cmd/linattn/internal/cli"
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/figures"
-	"github.com/linattn/linattn/internal/cli"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+// updating reports the -update flag of the package's internal tests
+// (cli_test.go), which this external test package shares a binary with.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 // linattn runs the command line in-process, as the other packages' tests
 // do, and fails the test unless it exits with want.
@@ -525,8 +530,8 @@ func TestGoldenSVG(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run.npz")
 	linattn(t, 0, "run", "-o", out)
 	got := writeString(t, load(t, out, figures.Options{}), "svg", figures.Size{})
-	golden := filepath.Join("testdata", "run_default.svg")
-	if *update {
+	golden := filepath.Join("testdata", "figures", "run_default.svg")
+	if updating() {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -7,30 +7,25 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Layout, PanelLayout and PlacedText are the layout's types, for the
-// tests of package figures_test.
-type (
-	Layout      = layout
-	PanelLayout = panelLayout
-	PlacedText  = placedText
-)
-
-// LayoutOf lays f out at the size s as Write does.
-func LayoutOf(f *Figure, s Size) *Layout {
+// Layout lays f out at the size s as Write does, and returns where each
+// text, legend and panel went: what the layout tests check (no text over
+// data, legends inside the frame), and what a program that annotates a
+// figure needs to find free room.
+func (f *Figure) Layout(s Size) *Layout {
 	s = f.size(s)
 	dc := draw.New(vgimg.New(s.Width, s.Height))
 	return f.layout(dc)
 }
 
 // Data is the panel's data area.
-func (pp *panelLayout) Data() vg.Rectangle { return pp.data.Rectangle }
+func (pp *PanelLayout) Data() vg.Rectangle { return pp.data.Rectangle }
 
 // Panel is the panel laid out.
-func (pp *panelLayout) Panel() *Panel { return pp.p }
+func (pp *PanelLayout) Panel() *Panel { return pp.p }
 
 // LegendBox is the legend's box, margin included, and whether there is a
 // legend.
-func (pp *panelLayout) LegendBox() (vg.Rectangle, bool) {
+func (pp *PanelLayout) LegendBox() (vg.Rectangle, bool) {
 	if pp.Legend == nil {
 		return vg.Rectangle{}, false
 	}
@@ -39,7 +34,7 @@ func (pp *panelLayout) LegendBox() (vg.Rectangle, bool) {
 
 // LegendBox is the box of the legend under the grid, and whether there is
 // one.
-func (lay *layout) LegendBox() (vg.Rectangle, bool) {
+func (lay *Layout) LegendBox() (vg.Rectangle, bool) {
 	if lay.Legend == nil {
 		return vg.Rectangle{}, false
 	}
@@ -47,4 +42,4 @@ func (lay *layout) LegendBox() (vg.Rectangle, bool) {
 }
 
 // Style is the text's style.
-func (t placedText) Style() text.Style { return t.sty }
+func (t PlacedText) Style() text.Style { return t.sty }

@@ -1,4 +1,4 @@
-package figures_test
+package cli_test
 
 import (
 	"fmt"
@@ -95,7 +95,7 @@ func TestLayoutCoversNoData(t *testing.T) {
 			sizes = append(sizes, figures.Size{Width: vg.Length(wh[0]) * vg.Inch, Height: vg.Length(wh[1]) * vg.Inch})
 		}
 		for _, s := range sizes {
-			lay := figures.LayoutOf(fig, s)
+			lay := fig.Layout(s)
 			name := fmt.Sprintf("%s at %.3gx%.3g in", lc.name, (lay.Canvas.Max.X-lay.Canvas.Min.X)/vg.Inch, (lay.Canvas.Max.Y-lay.Canvas.Min.Y)/vg.Inch)
 			problems := append(layoutProblems(lay), labelProblems(lay)...)
 			for _, problem := range append(problems, subscriptProblems(lay)...) {
@@ -259,7 +259,7 @@ func TestRunFigureShowsFinalPlateau(t *testing.T) {
 			}
 		}
 		for _, s := range []figures.Size{{}, {Width: 7 * vg.Inch, Height: 4 * vg.Inch}} {
-			lay := figures.LayoutOf(fig, s)
+			lay := fig.Layout(s)
 			loss := lay.Panels[0]
 			last := loss.Ink.Marks[len(loss.Ink.Marks)-1]
 			if gap := loss.Data().Max.X - last.Max.X; gap < 10 {

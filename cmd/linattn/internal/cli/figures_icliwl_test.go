@@ -1,4 +1,4 @@
-package figures_test
+package cli_test
 
 import (
 	"path/filepath"
@@ -123,7 +123,7 @@ func TestICLLayoutCoversNoData(t *testing.T) {
 		"run c = 0.5": load(t, exact[1], figures.Options{}), "train c = 0.5": load(t, trained[1], figures.Options{})}
 	for name, fig := range figs {
 		for _, s := range []figures.Size{{}, fig.MinSize()} {
-			for _, problem := range layoutProblems(figures.LayoutOf(fig, s)) {
+			for _, problem := range layoutProblems(fig.Layout(s)) {
 				t.Errorf("%s at %v: %s", name, s, problem)
 			}
 		}
