@@ -25,7 +25,8 @@ type Linearization struct {
 	gq, dgq, gdq []float64
 	gk, dgk, gdk []float64
 	e, col       []float64
-	full         *fullLinearization // the full layer's (full.go)
+	full         *fullLinearization  // the full layer's (full.go)
+	stack        *stackLinearization // a stack's (stack_linear.go)
 }
 
 // NewLinearization returns the linearization workspace of s; At sets the
@@ -37,8 +38,11 @@ func (s *System) NewLinearization() *Linearization {
 		gq: make([]float64, d), dgq: make([]float64, d), gdq: make([]float64, d),
 		gk: make([]float64, d), dgk: make([]float64, d), gdk: make([]float64, d),
 		e: make([]float64, n), col: make([]float64, n)}
-	if s.law.full != nil {
+	switch {
+	case s.law.full != nil:
 		l.full = s.law.full.newLinearization(n)
+	case s.stack != nil:
+		l.stack = s.stack.newLinearization(l)
 	}
 	return l
 }
@@ -47,8 +51,12 @@ func (s *System) NewLinearization() *Linearization {
 func (l *Linearization) At(y []float64) {
 	l.s.checkLen("y", y)
 	copy(l.y, y)
-	if l.full != nil {
+	switch {
+	case l.full != nil:
 		l.full.at(y)
+		return
+	case l.stack != nil:
+		l.stack.at(y)
 		return
 	}
 	l.s.effectiveMap(y)
@@ -92,22 +100,41 @@ func (s *System) Jac() func(t float64, y, jac []float64) {
 
 // Apply writes J·dy into dst (eigen coordinates). It does not allocate.
 func (l *Linearization) Apply(dst, dy []float64) {
-	s, y, g, dm, dg := l.s, l.y, l.g, l.dm, l.dg
+	s, y := l.s, l.y
 	n := s.Len()
 	if len(dst) != n || len(dy) != n {
 		panic(fmt.Sprintf("flow: Linearization.Apply: lengths %d and %d, want %d", len(dst), len(dy), n))
 	}
-	if l.full != nil {
+	switch {
+	case l.full != nil:
 		l.full.apply(dst, dy, s.Model.Tau)
 		return
-	}
-	clear(dm)
-	if s.Model.Kind == Merged {
-		l.applyMerged(dst, dy)
+	case l.stack != nil:
+		l.stack.apply(dst, dy)
 		return
 	}
-	d, h, tau := s.Dim(), s.Model.H, s.Model.Tau
-	r := s.Model.R
+	mapChange(l.dm, y, dy, s.Model, s.d)
+	s.residual(l.dg, nil, l.dm, 1, false)
+	l.chain(dst, y, dy, l.g, l.dg, s.Model, s.Model.Tau)
+}
+
+// mapChange writes into dm the change δM of one layer's effective map
+// under the change dy of its heads y (System's layout): Σ_i δv_i U_i + v_i δU_i
+// (merged) or Σ_{i,r} δv_i k qᵀ + v_i δk qᵀ + v_i k δqᵀ (separate).
+func mapChange(dm, y, dy []float64, model Model, d int) {
+	clear(dm)
+	h := model.H
+	if model.Kind == Merged {
+		dd := d * d
+		for i := 0; i < h; i++ {
+			u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
+			for c := range dm {
+				dm[c] += dy[i]*u[c] + y[i]*du[c]
+			}
+		}
+		return
+	}
+	r := model.R
 	hr := h * r
 	kOff, qOff := h, h+hr*d
 	row := func(v []float64, off, j int) []float64 { return v[off+j*d : off+(j+1)*d] }
@@ -121,7 +148,31 @@ func (l *Linearization) Apply(dst, dy []float64) {
 			}
 		}
 	}
-	s.residual(dg, nil, dm, 1, false)
+}
+
+// chain writes into dst the change of one layer's flow (heads y, change
+// dy) from its residual g and the residual's change dg, by the product
+// rule through the heads (the formulas of Linearization).
+func (l *Linearization) chain(dst, y, dy, g, dg []float64, model Model, tau float64) {
+	d, h := len(l.gq), model.H
+	if model.Kind == Merged {
+		dd := d * d
+		for i := 0; i < h; i++ {
+			u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
+			out := dst[h+i*dd : h+(i+1)*dd]
+			var dv float64
+			for c := range g {
+				dv += du[c]*g[c] + u[c]*dg[c]
+				out[c] = (dy[i]*g[c] + y[i]*dg[c]) / tau
+			}
+			dst[i] = dv / tau
+		}
+		return
+	}
+	r := model.R
+	hr := h * r
+	kOff, qOff := h, h+hr*d
+	row := func(v []float64, off, j int) []float64 { return v[off+j*d : off+(j+1)*d] }
 	mv := func(out, mtx, x []float64, trans bool) {
 		t := blas.NoTrans
 		if trans {
@@ -152,29 +203,5 @@ func (l *Linearization) Apply(dst, dy []float64) {
 			outQ[p] = (dvi*gk[p] + vi*dgk[p] + vi*gdk[p]) / tau
 		}
 		dst[i] += dv / tau
-	}
-}
-
-// applyMerged is Apply for the merged model: M = Σ_i v_i U_i.
-func (l *Linearization) applyMerged(dst, dy []float64) {
-	s, y, g, dm, dg := l.s, l.y, l.g, l.dm, l.dg
-	d, h, tau := s.Dim(), s.Model.H, s.Model.Tau
-	dd := d * d
-	for i := 0; i < h; i++ {
-		u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
-		for c := range dm {
-			dm[c] += dy[i]*u[c] + y[i]*du[c]
-		}
-	}
-	s.residual(dg, nil, dm, 1, false)
-	for i := 0; i < h; i++ {
-		u, du := y[h+i*dd:h+(i+1)*dd], dy[h+i*dd:h+(i+1)*dd]
-		out := dst[h+i*dd : h+(i+1)*dd]
-		var dv float64
-		for c := range g {
-			dv += du[c]*g[c] + u[c]*dg[c]
-			out[c] = (dy[i]*g[c] + y[i]*dg[c]) / tau
-		}
-		dst[i] = dv / tau
 	}
 }

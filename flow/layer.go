@@ -65,7 +65,11 @@ func (m Model) StateLen(d int) int { return m.flowLen(d) + m.extrasLen(d) }
 // part of the full layer's: H + H·D² (merged) or H + 2·H·R·D (separate).
 func (m Model) ReducedLen(d int) int { return m.flowLen(d) }
 
-func (m Model) flowLen(d int) int {
+func (m Model) flowLen(d int) int { return m.HeadSets() * m.headsLen(d) }
+
+// headsLen returns the length of one layer's heads: H + H·D² (merged) or
+// H + 2·H·R·D (separate).
+func (m Model) headsLen(d int) int {
 	if m.Kind == Merged {
 		return m.H + m.H*d*d
 	}

@@ -43,6 +43,27 @@ type Model struct {
 	// FullLayer (every block that enters the prediction) or LabelKeyLayer
 	// (the reduction with keys that read the labels).
 	Layer Layer
+	// Layers is the depth L of a stack of reduced layers on a residual
+	// stream, each one step of preconditioned gradient descent on the
+	// context (docs/math.md, "Depth"): 0 or 1 is the one layer of the
+	// paper, L ≥ 2 (up to law.MaxStackLayers) a stack, whose state holds
+	// the heads of every layer one after the other.
+	Layers int
+	// Tied shares one set of heads between the L ≥ 2 layers (the looped
+	// transformer): the state holds one layer's heads.
+	Tied bool
+}
+
+// Depth returns the number of layers L ≥ 1.
+func (m Model) Depth() int { return max(1, m.Layers) }
+
+// HeadSets returns the number of sets of heads the state holds: one per
+// layer, or one when they are tied.
+func (m Model) HeadSets() int {
+	if m.Tied {
+		return 1
+	}
+	return m.Depth()
 }
 
 // System is the population gradient flow of one model on one task.
@@ -91,6 +112,9 @@ type System struct {
 	// outer is the full layer whose run from zero extra blocks this
 	// reduced System integrates (reducedFor); nil otherwise.
 	outer *System
+	// stack is the flow of a stack of L ≥ 2 layers (stack.go); nil for
+	// one layer.
+	stack *stack
 }
 
 // NewSystem validates the model against the data.
@@ -125,6 +149,9 @@ func NewSystem(data *law.Data, m Model) (*System, error) {
 	if m.Layer != ReducedLayer && m.Layer != FullLayer && m.Layer != LabelKeyLayer {
 		return nil, fmt.Errorf("flow: Layer = %d, want ReducedLayer, FullLayer or LabelKeyLayer", int(m.Layer))
 	}
+	if err := m.checkDepth(); err != nil {
+		return nil, err
+	}
 	s.n = m.flowLen(d) + m.extrasLen(d)
 	s.lam, s.a, s.trace = data.Lambda(), data.AEigenvalues(), data.Trace()
 	s.lam2 = square(s.lam)
@@ -151,7 +178,7 @@ func (s *System) Len() int { return s.n }
 // loss over every map of the layer (Moments.Minimum), NaN for an
 // expressivity-limited reduced layer, whose least loss is not known.
 func (s *System) MinLoss() float64 {
-	if !s.Data.Standard() {
+	if s.stack != nil || !s.Data.Standard() {
 		return s.law.minLoss
 	}
 	lv := s.Data.PlateauLevels()
@@ -216,29 +243,39 @@ func (s *System) rotate(dst, y []float64, toEigen bool) []float64 {
 	}
 	s.checkLen("dst", dst)
 	h := s.Model.H
-	in := s.scr.rot[:s.n-h]
-	copy(in, y[h:]) // dst may be y
-	copy(dst[:h], y[:h])
+	in := s.scr.rot[:s.n]
+	copy(in, y) // dst may be y
 	// Rows x ↦ xV map original → eigen (x' = Vᵀx as a row: xᵀV); V is
 	// orthogonal, so Vᵀ maps back.
 	v, vt := s.vecs, s.vecsT
 	if !toEigen {
 		v, vt = vt, v
 	}
-	d := s.d
+	d, size := s.d, s.Model.headsLen(s.d)
+	for off := 0; off < s.Model.flowLen(d); off += size {
+		copy(dst[off:off+h], in[off:off+h])
+		s.rotateHeads(dst[off+h:off+size], in[off+h:off+size], v, vt)
+	}
+	s.rotateExtras(dst, in[h:], v)
+	return dst
+}
+
+// rotateHeads rotates one layer's keys and queries (separate) or U
+// matrices (merged), without the value weights, from in into dst with V
+// (the rows x ↦ xV) and vt = Vᵀ.
+func (s *System) rotateHeads(dst, in, v, vt []float64) {
+	d, h := s.d, s.Model.H
 	switch s.Model.Kind {
 	case Separate:
-		gemm.Mul(2*h*s.Model.R, d, d, in, v, dst[h:])
+		gemm.Mul(2*h*s.Model.R, d, d, in, v, dst)
 	case Merged: // U ↦ Vᵀ U V
 		dd := d * d
 		left := s.scr.m // not in use outside DerivEigen and LossEigen
 		for i := 0; i < h; i++ {
 			gemm.Mul(d, d, d, vt, in[i*dd:(i+1)*dd], left)
-			gemm.Mul(d, d, d, left, v, dst[h+i*dd:h+(i+1)*dd])
+			gemm.Mul(d, d, d, left, v, dst[i*dd:(i+1)*dd])
 		}
 	}
-	s.rotateExtras(dst, in, v)
-	return dst
 }
 
 // rotateExtras rotates the extra blocks of in (the state without its
@@ -301,9 +338,10 @@ func (s *System) Init(wInit float64, seed uint64) ([]float64, error) {
 	} else {
 		sdW = wInit / math.Sqrt(float64(h*s.Model.R*s.d))
 	}
+	size := s.Model.headsLen(s.d) // a layer's heads: v first
 	for i := range y[:s.Model.flowLen(s.d)] {
 		sd := sdW
-		if i < h {
+		if i%size < h {
 			sd = sdV
 		}
 		y[i] = sd * rng.NormFloat64()

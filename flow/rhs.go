@@ -49,9 +49,10 @@ func (s *System) DerivEigen(dydt, y []float64) {
 	s.checkLen("y", y)
 	s.checkLen("dydt", dydt)
 	switch {
+	case s.stack != nil:
+		s.stack.deriv(dydt, y)
 	case s.law.full != nil:
 		s.law.full.deriv(dydt, y, s.Model.Tau)
-		return
 	case s.Model.Kind == Merged:
 		s.derivMerged(dydt, y)
 	default:
@@ -95,17 +96,21 @@ func (s *System) residual(g, gt, m []float64, c float64, withLam2 bool) {
 }
 
 // effectiveMap fills scr.m with M = Σ_i v_i U_i or Σ_{i,r} v_i k_{i,r} q_{i,r}ᵀ.
-func (s *System) effectiveMap(y []float64) {
-	d, h := s.d, s.Model.H
-	if s.Model.Kind == Merged {
-		impl.Dgemv(blas.Trans, h, d*d, 1, y[h:], d*d, y[:h], 1, 0, s.scr.m, 1)
+func (s *System) effectiveMap(y []float64) { effectiveMapTo(s.scr.m, s.scr.vq, y, s.Model, s.d) }
+
+// effectiveMapTo writes the effective map of the heads of one layer, y
+// (v, then U or K and Q, in System's layout), into m (D×D): M = Σ_i v_i U_i
+// or Kᵀ diag(v) Q; vq (separate: H·R×D) receives the rows v_i q_{i,r}.
+func effectiveMapTo(m, vq, y []float64, model Model, d int) {
+	h := model.H
+	if model.Kind == Merged {
+		impl.Dgemv(blas.Trans, h, d*d, 1, y[h:], d*d, y[:h], 1, 0, m, 1)
 		return
 	}
-	r := s.Model.R
+	r := model.R
 	hr := h * r
 	k := y[h : h+hr*d]
 	q := y[h+hr*d:]
-	vq := s.scr.vq
 	for row := 0; row < hr; row++ {
 		vi := y[row/r]
 		dst := vq[row*d : (row+1)*d]
@@ -113,21 +118,25 @@ func (s *System) effectiveMap(y []float64) {
 			dst[j] = vi * x
 		}
 	}
-	gemm.MulTA(d, d, hr, k, vq, s.scr.m) // M = Kᵀ (diag(v) Q)
+	gemm.MulTA(d, d, hr, k, vq, m) // M = Kᵀ (diag(v) Q)
 }
 
 func (s *System) derivMerged(dydt, y []float64) {
-	d, h := s.d, s.Model.H
-	dd := d * d
 	s.effectiveMap(y)
 	s.residual(s.scr.g, nil, s.scr.m, 1, true)
-	invTau := 1 / s.Model.Tau
-	impl.Dgemv(blas.NoTrans, h, dd, invTau, y[h:], dd, s.scr.g, 1, 0, dydt[:h], 1)
+	mergedChain(dydt, y, s.scr.g, s.Model.H, s.d, 1/s.Model.Tau)
+}
+
+// mergedChain writes the merged heads' flow from the residual g:
+// dU_i = v_i G/τ, dv_i = ⟨U_i, G⟩/τ (invTau = 1/τ).
+func mergedChain(dydt, y, g []float64, h, d int, invTau float64) {
+	dd := d * d
+	impl.Dgemv(blas.NoTrans, h, dd, invTau, y[h:], dd, g, 1, 0, dydt[:h], 1)
 	for i := 0; i < h; i++ {
 		c := y[i] * invTau
 		dst := dydt[h+i*dd : h+(i+1)*dd]
-		for j, g := range s.scr.g {
-			dst[j] = c * g
+		for j, gj := range g {
+			dst[j] = c * gj
 		}
 	}
 }
@@ -138,16 +147,21 @@ func (s *System) derivMerged(dydt, y []float64) {
 // left factor effectiveMap made, and S = K(G/τ), rows Gᵀk_i/τ, gives dq_i =
 // v_i S_i and dv_i = q_i·S_i.
 func (s *System) derivSeparate(dydt, y []float64) {
-	d, h, r := s.d, s.Model.H, s.Model.R
+	s.effectiveMap(y)
+	g, gt := s.scr.g, s.scr.gt
+	s.residual(g, gt, s.scr.m, 1/s.Model.Tau, true)
+	separateChain(dydt, y, s.scr.vq, g, gt, s.Model.H, s.Model.R, s.d)
+}
+
+// separateChain writes the separate heads' flow from g = G/τ and gt = gᵀ,
+// with vq the rows v_i q_{i,r} (effectiveMapTo).
+func separateChain(dydt, y, vq, g, gt []float64, h, r, d int) {
 	hr := h * r
 	k := y[h : h+hr*d]
 	q := y[h+hr*d:]
 	dk := dydt[h : h+hr*d]
 	dq := dydt[h+hr*d:]
-	s.effectiveMap(y)
-	g, gt := s.scr.g, s.scr.gt
-	s.residual(g, gt, s.scr.m, 1/s.Model.Tau, true)
-	gemm.Mul(hr, d, d, s.scr.vq, gt, dk)
+	gemm.Mul(hr, d, d, vq, gt, dk)
 	gemm.Mul(hr, d, d, k, g, dq)
 	for i := 0; i < h; i++ {
 		var dv float64
@@ -184,7 +198,10 @@ func (s *System) Map(y []float64) *mat.Dense {
 // of tr(Λ) − 2 tr(ΛMΛ) + tr(MᵀAMΛ).
 func (s *System) LossEigen(y []float64) float64 {
 	s.checkLen("y", y)
-	if s.law.full != nil {
+	switch {
+	case s.stack != nil:
+		return s.stack.loss(y)
+	case s.law.full != nil:
 		return s.law.full.loss(y)
 	}
 	s.effectiveMap(y)

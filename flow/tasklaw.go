@@ -25,6 +25,9 @@ type taskLaw struct {
 
 func (s *System) initTaskLaw() error {
 	var err error
+	if s.Model.Depth() > 1 {
+		return s.initStack()
+	}
 	if s.Model.Layer.extra() {
 		if s.law.full, err = newFullLayer(s); err != nil {
 			return err
@@ -177,6 +180,9 @@ func (s *System) TestLosses(y []float64) (icl, iwl, idg float64) {
 // TestLossesEigen is TestLosses at y in eigen coordinates.
 func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 	s.checkLen("y", y)
+	if s.stack != nil {
+		return s.stack.testLosses(y)
+	}
 	t := &s.law.tests
 	if t.coef == nil {
 		t.coef = NewCoefficients(s.d, s.Model)

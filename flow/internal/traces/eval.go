@@ -1,0 +1,236 @@
+package traces
+
+import (
+	"fmt"
+
+	"github.com/linattn/linattn/flow/internal/gemm"
+)
+
+// Eval holds a program's matrices at one point, the products and traces
+// of its words there and, after Gradient, their adjoints. It is not safe
+// for concurrent use; each goroutine takes its own (Program.NewEval).
+type Eval struct {
+	p *Program
+	// mats[2b] = X_b and mats[2b+1] = X_bᵀ; nodes the prefix products.
+	mats, nodes [][]float64
+	tr          []float64 // the words' traces
+	omega       []float64 // ∂p/∂tr(word)
+	weights     []float64 // the group weights of the last Value
+	// nodeBar and baseBar are the adjoints ∂p/∂node and ∂p/∂X_b.
+	nodeBar, baseBar [][]float64
+	tmp              []float64
+	dot              *tangent // JVP's, made on first use
+}
+
+// NewEval returns an evaluation of p with every matrix zero.
+func (p *Program) NewEval() *Eval {
+	dd := p.d * p.d
+	e := &Eval{p: p, mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
+		tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)),
+		nodeBar: matrices(len(p.nodes), dd), baseBar: matrices(p.bases, dd), tmp: make([]float64, dd)}
+	return e
+}
+
+func matrices(n, size int) [][]float64 {
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = make([]float64, size)
+	}
+	return out
+}
+
+// Set sets X_b to the row-major d×d matrix x (copied).
+func (e *Eval) Set(b int, x []float64) {
+	d := e.p.d
+	if len(x) != d*d {
+		panic(fmt.Sprintf("traces: len(x) = %d, want %d", len(x), d*d))
+	}
+	copy(e.mats[2*b], x)
+	transpose(e.mats[2*b+1], x, d)
+}
+
+func transpose(dst, x []float64, d int) {
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			dst[j*d+i] = x[i*d+j]
+		}
+	}
+}
+
+// left returns the matrix of a left factor: a node's product or a letter.
+func (e *Eval) left(l int) []float64 {
+	if l >= 0 {
+		return e.nodes[l]
+	}
+	return e.mats[-2-l]
+}
+
+// Value computes the products and traces at the matrices set and returns
+// p with the group weights (one per group; Program.Groups).
+func (e *Eval) Value(weights []float64) float64 {
+	p := e.p
+	if len(weights) != p.groups {
+		panic(fmt.Sprintf("traces: %d weights for %d groups", len(weights), p.groups))
+	}
+	e.weights = append(e.weights[:0], weights...)
+	d := p.d
+	for i, n := range p.nodes {
+		gemm.Mul(d, d, d, e.left(n.left), e.mats[n.letter], e.nodes[i])
+	}
+	for i, w := range p.words {
+		e.tr[i] = traceOf(e, w)
+	}
+	var sum float64
+	for _, t := range p.terms {
+		v := t.Coef * weights[t.Group]
+		for _, w := range t.Words {
+			v *= e.tr[w]
+		}
+		sum += v
+	}
+	return sum
+}
+
+// traceOf is tr(left · X_c) = ⟨left, X_cᵀ⟩, or tr X_c for a single letter.
+func traceOf(e *Eval, w node) float64 {
+	d := e.p.d
+	if w.left == bare(-1) {
+		return diagSum(e.mats[w.letter], d)
+	}
+	return dotProduct(e.left(w.left), e.mats[w.letter^1])
+}
+
+func diagSum(x []float64, d int) float64 {
+	var s float64
+	for i := 0; i < d; i++ {
+		s += x[i*d+i]
+	}
+	return s
+}
+
+func dotProduct(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s float64
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
+}
+
+// Trace returns the trace of word i at the last Value.
+func (e *Eval) Trace(i int) float64 { return e.tr[i] }
+
+// omegas sets omega[w] = ∂p/∂tr(w) = Σ_terms c·g·Π_{other words} tr.
+func (e *Eval) omegas() {
+	clear(e.omega)
+	for _, t := range e.p.terms {
+		c := t.Coef * e.weights[t.Group]
+		for j, w := range t.Words {
+			v := c
+			for k, u := range t.Words {
+				if k != j {
+					v *= e.tr[u]
+				}
+			}
+			e.omega[w] += v
+		}
+	}
+}
+
+// Gradient writes ∂p/∂X_b at the last Value into dst[b] for every base
+// that varies (row-major d×d; the others are left alone).
+func (e *Eval) Gradient(dst [][]float64) {
+	e.omegas()
+	e.reverse()
+	for b, v := range e.p.varies {
+		if v {
+			copy(dst[b], e.baseBar[b])
+		}
+	}
+}
+
+// reverse accumulates the adjoints of the nodes and the varying bases
+// from the words' ω, through the nodes in reverse order.
+func (e *Eval) reverse() {
+	p, d := e.p, e.p.d
+	for _, x := range e.nodeBar {
+		clear(x)
+	}
+	for _, x := range e.baseBar {
+		clear(x)
+	}
+	for i, w := range p.words {
+		om := e.omega[i]
+		if om == 0 {
+			continue
+		}
+		if w.left == bare(-1) { // ∂ tr X_c/∂X_c = I
+			if b := w.letter / 2; p.varies[b] {
+				addDiag(e.baseBar[b], om, d)
+			}
+			continue
+		}
+		// ∂ tr(P X_c)/∂P = X_cᵀ, ∂/∂X_c = Pᵀ.
+		e.addToLeft(w.left, om, e.mats[w.letter^1], false)
+		e.addToLetter(w.letter, om, e.left(w.left), true)
+	}
+	for i := len(p.nodes) - 1; i >= 0; i-- {
+		n, bar := p.nodes[i], e.nodeBar[i]
+		// N = P X_c: P̄ += N̄ X_cᵀ, X̄_c += Pᵀ N̄.
+		if e.wantsLeft(n.left) {
+			gemm.Mul(d, d, d, bar, e.mats[n.letter^1], e.tmp)
+			e.addToLeft(n.left, 1, e.tmp, false)
+		}
+		if p.varies[n.letter/2] {
+			gemm.MulTA(d, d, d, e.left(n.left), bar, e.tmp)
+			e.addToLetter(n.letter, 1, e.tmp, false)
+		}
+	}
+}
+
+// wantsLeft reports whether a left factor's adjoint is needed: a node's
+// always, a bare letter's if its base varies.
+func (e *Eval) wantsLeft(l int) bool { return l >= 0 || e.p.varies[(-2-l)/2] }
+
+// addToLeft adds c·x (c·xᵀ with transposed) to the adjoint of the left
+// factor l: a node's, or the base of a bare letter's.
+func (e *Eval) addToLeft(l int, c float64, x []float64, transposed bool) {
+	if l >= 0 {
+		addScaled(e.nodeBar[l], c, x, transposed, e.p.d)
+		return
+	}
+	e.addToLetter(-2-l, c, x, transposed)
+}
+
+// addToLetter adds c·x (or c·xᵀ) as the adjoint of the letter id, to its
+// base's: X̄_b += x for X_b, X̄_b += xᵀ for X_bᵀ.
+func (e *Eval) addToLetter(id int, c float64, x []float64, transposed bool) {
+	b := id / 2
+	if !e.p.varies[b] {
+		return
+	}
+	addScaled(e.baseBar[b], c, x, transposed != (id%2 == 1), e.p.d)
+}
+
+// addScaled sets dst += c·x, or c·xᵀ.
+func addScaled(dst []float64, c float64, x []float64, transposed bool, d int) {
+	if !transposed {
+		x = x[:len(dst)]
+		for i, v := range x {
+			dst[i] += c * v
+		}
+		return
+	}
+	for i := 0; i < d; i++ {
+		row := dst[i*d : (i+1)*d]
+		for j := range row {
+			row[j] += c * x[j*d+i]
+		}
+	}
+}
+
+func addDiag(dst []float64, c float64, d int) {
+	for i := 0; i < d; i++ {
+		dst[i*d+i] += c
+	}
+}

@@ -1,0 +1,223 @@
+package flow
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/linattn/linattn/flow/internal/traces"
+	"github.com/linattn/linattn/law"
+)
+
+// stack is the population gradient flow of L reduced layers stacked on
+// a residual stream, keys over the context only and the context's label
+// slots written with the opposite sign to the query's (docs/math.md,
+// "Depth"): layer ℓ is one step of preconditioned gradient descent,
+//
+//	w_{ℓ+1} = w_ℓ + A_ℓ (1/n) Σ_j x_j (y_j − x_jᵀ w_ℓ),  w_0 = 0,  ŷ = x_qᵀ w_L,
+//
+// with A_ℓ = M_ℓᵀ the transpose of layer ℓ's effective map (Σ_i v_i U_i or
+// Σ_{i,r} v_i k_{i,r} q_{i,r}ᵀ). Its loss is a polynomial in the traces of
+// words in the whitened maps Ã_ℓ = Λ^½A_ℓΛ^½ and the task moment M̃
+// (law.StackLoss), evaluated with its gradient and Hessian–vector products
+// by package traces; the chain rule through each layer's heads is the
+// one layer's (mergedChain, separateChain) with its residual
+// G_ℓ = −½ ∂L/∂M_ℓ.
+type stack struct {
+	model   Model
+	d       int
+	sets    int       // head sets in the state: 1 tied, L untied
+	setLen  int       // the length of one set of heads
+	sqrtLam []float64 // √λ_d in eigen coordinates
+	prog    *traces.Program
+	eval    *traces.Eval
+	// task is M̃ of the training law and noise its σ²; the test sets'
+	// are made when first asked for.
+	task  []float64
+	noise float64
+	tests *stackTests
+	// Per set of heads: its map M (eigen coordinates), Ã, ∂L/∂Ã, the
+	// residual G and Gᵀ; vq the separate heads' rows v_i q_{i,r}.
+	m, at, grad, g, gt [][]float64
+	vq                 []float64
+}
+
+// checkDepth validates Layers and Tied.
+func (m Model) checkDepth() error {
+	switch {
+	case m.Layers < 0 || m.Layers > law.MaxStackLayers:
+		return fmt.Errorf("flow: Layers = %d, want 1 ≤ L ≤ %d (0 for one layer)", m.Layers, law.MaxStackLayers)
+	case m.Depth() > 1 && m.Layer != ReducedLayer:
+		return fmt.Errorf("flow: a stack of %d layers is of reduced layers, not the %v layer", m.Layers, m.Layer)
+	case m.Tied && m.Depth() < 2:
+		return fmt.Errorf("flow: Tied with Layers = %d: tying needs L ≥ 2 layers", m.Layers)
+	}
+	return nil
+}
+
+// initStack sets up a stack's flow: its least loss is not known, and
+// every label carries the noise, so that no predictor's loss is below
+// σ², the floor of a run until converged, which ends when its loss has
+// settled (settleDetector).
+func (s *System) initStack() error {
+	var err error
+	if s.stack, err = newStack(s); err != nil {
+		return err
+	}
+	s.law.minLoss, s.law.bound = math.NaN(), s.stack.noise
+	s.ExpressivityLimited = s.Model.Kind == Separate && s.Model.H*s.Model.R < s.d
+	return nil
+}
+
+// newStack compiles the stack's loss for the system's model and law.
+func newStack(s *System) (*stack, error) {
+	m, d := s.Model, s.d
+	sl, err := s.Data.StackLoss(m.Depth(), m.Tied)
+	if err != nil {
+		return nil, fmt.Errorf("flow: %w", err)
+	}
+	st := &stack{model: m, d: d, sets: m.HeadSets(), setLen: m.headsLen(d), sqrtLam: make([]float64, d)}
+	for i, l := range s.lam {
+		st.sqrtLam[i] = math.Sqrt(l)
+	}
+	if st.prog, err = compileStackLoss(sl, d); err != nil {
+		return nil, err
+	}
+	st.eval = st.prog.NewEval()
+	tm, err := s.Data.TaskMoments(law.Training, true)
+	if err != nil {
+		return nil, err
+	}
+	st.task, st.noise = st.whiten(tm.Second), tm.Noise
+	st.eval.Set(0, st.task)
+	if st.tests, err = st.newTests(s.Data); err != nil {
+		return nil, err
+	}
+	dd := d * d
+	st.m, st.at, st.grad = matrices(st.sets, dd), matrices(st.sets, dd), matrices(st.sets+1, dd)
+	st.grad[0] = nil // M̃ does not vary
+	st.g, st.gt = matrices(st.sets, dd), matrices(st.sets, dd)
+	if m.Kind == Separate {
+		st.vq = make([]float64, m.H*m.R*d)
+	}
+	return st, nil
+}
+
+func matrices(n, size int) [][]float64 {
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = make([]float64, size)
+	}
+	return out
+}
+
+// compileStackLoss turns the stack's loss into a traces program: base 0
+// is M̃ (constant), base 1 + ℓ the whitened map of set ℓ; group 0 holds
+// the signal terms, group 1 the noise's, weighted by σ².
+func compileStackLoss(sl *law.StackLoss, d int) (*traces.Program, error) {
+	words := make([][]traces.Letter, len(sl.Words))
+	for i, w := range sl.Words {
+		words[i] = make([]traces.Letter, len(w))
+		for j, c := range w {
+			if c == law.TaskLetter {
+				continue // base 0
+			}
+			layer, t := c.Layer()
+			words[i][j] = traces.Letter{Base: 1 + layer, T: t}
+		}
+	}
+	var terms []traces.Term
+	for g, set := range [][]law.StackTerm{sl.Signal, sl.Noise} {
+		for _, t := range set {
+			terms = append(terms, traces.Term{Coef: t.Coef, Words: t.Words, Group: g})
+		}
+	}
+	sets := sl.Layers
+	if sl.Tied {
+		sets = 1
+	}
+	varies := make([]bool, 1+sets)
+	for i := 1; i <= sets; i++ {
+		varies[i] = true
+	}
+	p, err := traces.Compile(d, 1+sets, varies, words, terms)
+	if err != nil {
+		return nil, fmt.Errorf("flow: the stack's loss: %w", err)
+	}
+	return p, nil
+}
+
+// whiten returns Λ^½ x Λ^½ of a D×D matrix in eigen coordinates.
+func (st *stack) whiten(x []float64) []float64 {
+	d, out := st.d, make([]float64, len(x))
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			out[i*d+j] = st.sqrtLam[i] * x[i*d+j] * st.sqrtLam[j]
+		}
+	}
+	return out
+}
+
+// set returns the heads of set l in y.
+func (st *stack) set(y []float64, l int) []float64 { return y[l*st.setLen : (l+1)*st.setLen] }
+
+// evaluate sets in ev the whitened maps of y's head sets,
+// Ã_ℓ = Λ^½M_ℓᵀΛ^½, and the task moment signal (nil: the one set), and
+// returns the terms' sum with the weights (of the signal and the noise
+// terms).
+func (st *stack) evaluate(ev *traces.Eval, y []float64, signal []float64, weights []float64) float64 {
+	d := st.d
+	for l := 0; l < st.sets; l++ {
+		effectiveMapTo(st.m[l], st.vq, st.set(y, l), st.model, d)
+		m, at := st.m[l], st.at[l]
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				at[i*d+j] = st.sqrtLam[i] * m[j*d+i] * st.sqrtLam[j]
+			}
+		}
+		ev.Set(1+l, at)
+	}
+	if signal != nil {
+		ev.Set(0, signal)
+	}
+	return ev.Value(weights)
+}
+
+// loss returns the population loss at y (eigen coordinates).
+func (st *stack) loss(y []float64) float64 {
+	return st.evaluate(st.eval, y, nil, []float64{1, st.noise}) + st.noise
+}
+
+// residuals sets, after evaluate, each set's residual G_ℓ = c·(−½∂L/∂M_ℓ)
+// and its transpose from ∂L/∂Ã_ℓ: ∂L/∂M_ij = √λ_j (∂L/∂Ã)_ji √λ_i.
+func (st *stack) residuals(grad [][]float64, g, gt [][]float64, c float64) {
+	d := st.d
+	for l := 0; l < st.sets; l++ {
+		ga := grad[1+l]
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				v := -0.5 * c * st.sqrtLam[i] * ga[j*d+i] * st.sqrtLam[j]
+				g[l][i*d+j], gt[l][j*d+i] = v, v
+			}
+		}
+	}
+}
+
+// deriv writes the flow τ dθ/dt = −½ ∂L/∂θ at y (eigen coordinates).
+func (st *stack) deriv(dydt, y []float64) {
+	st.evaluate(st.eval, y, nil, []float64{1, st.noise})
+	st.eval.Gradient(st.grad)
+	tau := st.model.Tau
+	if st.model.Kind == Merged {
+		st.residuals(st.grad, st.g, st.gt, 1)
+		for l := 0; l < st.sets; l++ {
+			mergedChain(st.set(dydt, l), st.set(y, l), st.g[l], st.model.H, st.d, 1/tau)
+		}
+		return
+	}
+	st.residuals(st.grad, st.g, st.gt, 1/tau)
+	for l := 0; l < st.sets; l++ {
+		yl := st.set(y, l)
+		effectiveMapTo(st.m[l], st.vq, yl, st.model, st.d) // the rows v_i q of this set
+		separateChain(st.set(dydt, l), yl, st.vq, st.g[l], st.gt[l], st.model.H, st.model.R, st.d)
+	}
+}
