@@ -35,7 +35,7 @@ type Checkpoint struct {
 }
 
 // CanCheckpoint reports whether a run by method m can be checkpointed
-// (ode.CanCheckpoint): nil means MethodFor's, which can.
+// (ode.CanCheckpoint): nil means the plan's, which can.
 func CanCheckpoint(m ode.Method) bool { return m == nil || ode.CanCheckpoint(m) }
 
 // Save writes the checkpoint: the flow's part (numbers as little-endian

@@ -31,7 +31,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		m            ode.Method
 		dense, every int
 	}{{ode.Auto, 0, 0}, {ode.BDF, 0, 0}, {ode.Auto, 1, 0}, {ode.Auto, 0, 7}, {ode.BDF, 0, 7}} {
-		rs := RunSettings{Samples: 301, Method: c.m, DenseBytes: c.dense, StateEvery: c.every, TestLosses: c.every > 1}
+		rs := RunSettings{Samples: 301, Method: c.m, DenseBytes: c.dense, StateEvery: c.every, NoTestLosses: c.every <= 1}
 		want, err := s.Run(context.Background(), y0, rs)
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +133,7 @@ func TestStateEvery(t *testing.T) {
 		m     ode.Method
 		dense int
 	}{{ode.Auto, 0}, {ode.BDF, 0}, {ode.Auto, 1}} {
-		rs := RunSettings{Samples: 301, Method: c.m, DenseBytes: c.dense, TestLosses: true}
+		rs := RunSettings{Samples: 301, Method: c.m, DenseBytes: c.dense}
 		all, err := s.Run(context.Background(), y0, rs)
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestStateEvery(t *testing.T) {
 			t.Fatalf("%s: sampling %v, state index %v", c.m.Name(), few.Sampling, few.StateIndex)
 		}
 		if exact == nil {
-			exact, err = s.Run(context.Background(), y0, RunSettings{T: all.FinalT, Times: all.Times, Method: ode.DOP853, RTol: 1e-13, ATol: 1e-16, TestLosses: true})
+			exact, err = s.Run(context.Background(), y0, RunSettings{T: all.FinalT, Times: all.Times, Method: ode.DOP853, RTol: 1e-13, ATol: 1e-16})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,16 +18,26 @@ func (s *System) runsReduced(y0 []float64) bool {
 	return true
 }
 
-// reducedFor returns the reduced layer's System that Run integrates for
-// the full layer's run from y0 (runsReduced), or nil. It reports the
-// states and test losses of s (outer).
-func (s *System) reducedFor(y0 []float64) *System {
+// reducedModel returns the reduced layer's model that Run integrates for
+// the full layer's run from y0 (runsReduced), or nil.
+func (s *System) reducedModel(y0 []float64) *Model {
 	if !s.runsReduced(y0) {
 		return nil
 	}
 	m := s.Model
 	m.Layer = ReducedLayer
-	red, err := NewSystem(s.Data, m)
+	return &m
+}
+
+// reducedFor returns the reduced layer's System that Run integrates for
+// the full layer's run from y0 (runsReduced), or nil. It reports the
+// states and test losses of s (outer).
+func (s *System) reducedFor(y0 []float64) *System {
+	m := s.reducedModel(y0)
+	if m == nil {
+		return nil
+	}
+	red, err := NewSystem(s.Data, *m)
 	if err != nil {
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestRunFullLayerAsReduced: the full layer's Run from Init (zero extra
 // blocks) with zero settings under an in-context law whose methods
-// differ (label noise σ² = 0.1: MethodFor picks BDF for the full layer,
+// differ (label noise σ² = 0.1: the plan picks BDF for the full layer,
 // Auto for the reduced one) is the reduced layer's Run bit for bit, loss
 // and states, and reports the reduced layer's method, which it ran
 // (System.Settings). With the states thinned (StateEvery) and the test
@@ -24,14 +24,14 @@ func TestRunFullLayerAsReduced(t *testing.T) {
 	red := newSys(t, data, tc.m)
 	tc.m.Layer = FullLayer
 	full := newSys(t, data, tc.m)
-	if a, b := MethodFor(full.Model, 4, false), MethodFor(red.Model, 4, false); a.Name() == b.Name() {
-		t.Fatalf("MethodFor picks %s for both layers: the test needs a law where they differ", a.Name())
+	if a, b := full.Plan().Method, red.Plan().Method; a.Name() == b.Name() {
+		t.Fatalf("the plans pick %s for both layers: the test needs a law where they differ", a.Name())
 	}
 	yf, _ := full.Init(DefaultWInit, DefaultSeed)
-	if got, want := full.Settings(yf, RunSettings{}).Method.Name(), MethodFor(red.Model, 4, false).Name(); got != want {
+	if got, want := full.Settings(yf, RunSettings{}).Method.Name(), red.Plan().Method.Name(); got != want {
 		t.Errorf("Settings resolves %s, want the reduced layer's %s", got, want)
 	}
-	for _, rs := range []RunSettings{{}, {T: 2000, Samples: 41, TestLosses: true, StateEvery: 3}} {
+	for _, rs := range []RunSettings{{}, {T: 2000, Samples: 41, StateEvery: 3}} {
 		a, err := red.Run(context.Background(), nil, rs)
 		if err != nil {
 			t.Fatal(err)
@@ -40,7 +40,7 @@ func TestRunFullLayerAsReduced(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Resolved != a.Resolved || b.Resolved.Method.Name() != MethodFor(red.Model, 4, false).Name() {
+		if b.Resolved != a.Resolved || b.Resolved.Method.Name() != red.Plan().Method.Name() {
 			t.Errorf("%+v: the full layer resolved %+v, the reduced %+v", rs, b.Resolved, a.Resolved)
 		}
 		nr, nf := red.Len(), full.Len()
@@ -61,9 +61,7 @@ func TestRunFullLayerAsReduced(t *testing.T) {
 				}
 			}
 		}
-		if rs.TestLosses {
-			fullTestLosses(t, full, b)
-		}
+		fullTestLosses(t, full, b)
 	}
 }
 

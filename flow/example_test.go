@@ -55,7 +55,7 @@ func ExampleSystem_TestLosses() {
 	data, _ = data.WithTasks(law.Tasks{ICL: 0.5, Fixed: law.FixedTasks(4, 1, 3)})
 	s, _ := flow.NewSystem(data, flow.Model{Kind: flow.Merged, H: 8, Tau: 1, Layer: flow.FullLayer})
 	y0, _ := s.Init(2e-5, 3)
-	tr, err := s.Run(context.Background(), y0, flow.RunSettings{Grid: flow.GridLog, TestLosses: true})
+	tr, err := s.Run(context.Background(), y0, flow.RunSettings{Grid: flow.GridLog})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -88,7 +88,7 @@ func ExampleSystem_TestLosses_mixture() {
 	if err == nil {
 		var s *flow.System
 		if s, err = flow.NewSystem(data, flow.Model{Kind: flow.Merged, H: 5, Tau: 1, Layer: flow.FullLayer}); err == nil {
-			tr, err = s.Run(context.Background(), nil, flow.RunSettings{TestLosses: true})
+			tr, err = s.Run(context.Background(), nil, flow.RunSettings{})
 		}
 	}
 	if err != nil {

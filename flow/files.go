@@ -78,7 +78,7 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 	}
 	arrays = append(arrays, export.Floats(output.Map, mOrig, nt, d, d))
 	data := s.Data.Arrays()
-	if !s.Data.Standard() {
+	if !s.plan.PaperTheory {
 		data[len(data)-1] = export.Floats(output.Plateaus, tr.Plateaus, len(tr.Plateaus))
 	}
 	arrays = append(arrays, data...)

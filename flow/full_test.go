@@ -374,7 +374,7 @@ func TestRunFullLayerInContext(t *testing.T) {
 func TestRunUnderTaskLaw(t *testing.T) {
 	s := icliwlSystem(t, 0.5, 1)
 	y0, _ := s.Init(2e-5, 3)
-	dense, err := s.Run(context.Background(), y0, RunSettings{TestLosses: true})
+	dense, err := s.Run(context.Background(), y0, RunSettings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +449,7 @@ func TestInContextLearningIsTransient(t *testing.T) {
 	}{{0.3, 1, 0.15, 0.25}, {0.9, 16, 1e-6, 1e-4}} {
 		s := icliwlSystem(t, tc.c, tc.k)
 		y0, _ := s.Init(3e-5, 3)
-		tr, err := s.Run(context.Background(), y0, RunSettings{TestLosses: true})
+		tr, err := s.Run(context.Background(), y0, RunSettings{})
 		if err != nil {
 			t.Fatal(err)
 		}

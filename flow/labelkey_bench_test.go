@@ -37,7 +37,7 @@ func BenchmarkLabelKeyRun(b *testing.B) {
 			b.ReportAllocs()
 			var tr *Trajectory
 			for i := 0; i < b.N; i++ {
-				if tr, err = s.Run(context.Background(), y0, RunSettings{TestLosses: true}); err != nil {
+				if tr, err = s.Run(context.Background(), y0, RunSettings{}); err != nil {
 					b.Fatal(err)
 				}
 			}

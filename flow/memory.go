@@ -53,9 +53,10 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 	}
 	rs = s.Settings(y0, rs)
 	run := s.Model // the model integrated
-	if s.runsReduced(y0) {
-		run.Layer = ReducedLayer
+	if red := s.reducedModel(y0); red != nil {
+		run = *red
 	}
+	plan := PlanFor(run, s.Data)
 	n, ni := float64(s.n), float64(run.StateLen(s.d))
 	samples := max(rs.Samples, len(rs.Times))
 	m := RunMemory{Kept: samples, Samples: 8 * 5 * float64(samples)}
@@ -70,7 +71,7 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		if kept != nil { // thinned: its states are the output's, and it records the values at the steps (fromSteps)
 			m.Recorder = 8 * 5 * maxStepNodes
 		}
-		m.Dense = float64(denseBound(rs, run, s.d, s.Data.Standard(), m.Kept))
+		m.Dense = float64(denseBound(rs, plan, m.Kept))
 	} else if rs.Times != nil {
 		m.Dense = float64(rs.DenseBytes)
 	}
@@ -80,8 +81,8 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		m.Solver += 8 * 6 * ni * ni // Radau5's J, E₁ and the 2n × 2n E₂; Rodas5P's 2n²
 	case ode.Multistep:
 		maxl := ode.KrylovSpace(nil) // GMRES holds 2·maxl + 2 vectors
-		switch precondOf(run, s.d, s.Data.Standard()) {
-		case deflatePreconditioner:
+		switch plan.Precond {
+		case DeflationPrecond:
 			// The Lanczos basis in double precision, the Ritz vectors in
 			// single, and Solve's single-precision copy of r.
 			k := float64(min(deflateSteps(run), int(ni)))
@@ -89,7 +90,7 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 			if run.Kind == Merged {
 				m.Precond += kronBytes(s.d, run.H) // its structured deflation
 			}
-		case blockPreconditioner:
+		case BlockPrecond:
 			// A block's LU and J, a dozen vectors, and the couplings a
 			// setup's scan holds: about twice precondCandidates per
 			// variable before it prunes (couplingScan.keep).
@@ -106,39 +107,14 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 }
 
 // denseBound is the bound on the continuous extension of the first pass
-// of a run of model m with the settings rs (firstPass), whose states kept
-// are out: DenseBytes (resolved: Resolve) and, for BDF with a
-// preconditioner, BDFKeptStates times the output's states.
-func denseBound(rs RunSettings, m Model, d int, standard bool, out int) int {
+// of a run of the plan's model with the settings rs (firstPass), whose
+// states kept are out: DenseBytes (resolved: Plan.Resolve) and, for BDF
+// with a preconditioner, BDFKeptStates times the output's states.
+func denseBound(rs RunSettings, p Plan, out int) int {
 	dense := rs.DenseBytes
-	if rs.Method.Family() == ode.Multistep && precondOf(m, d, standard) != noPreconditioner {
-		dense = min(dense, BDFKeptStates*max(out, bdfMinSamples)*m.StateLen(d)*8)
+	if rs.Method.Family() == ode.Multistep && p.Precond != NoPrecond {
+		dense = min(dense, BDFKeptStates*max(out, bdfMinSamples)*p.model.StateLen(p.d)*8)
 	}
 	return dense
 }
 
-// preconditioner is the kind of preconditioner System.Preconditioner
-// gives BDF.
-type preconditioner int
-
-const (
-	noPreconditioner      preconditioner = iota
-	deflatePreconditioner                // the full layer too large to factor
-	blockPreconditioner                  // the separate model's in-context flow
-)
-
-// precondOf returns the kind of System.Preconditioner of model m at
-// dimension d, under the paper's task (standard) or another law: the
-// deflation beyond ode.MaxDenseDim, or from deflateMinDim for the merged
-// model; the block preconditioner for the separate model's reduced layer
-// on the paper's task.
-func precondOf(m Model, d int, standard bool) preconditioner {
-	n := m.StateLen(d)
-	switch {
-	case m.Layer.extra() && (n > ode.MaxDenseDim || m.Kind == Merged && n >= deflateMinDim):
-		return deflatePreconditioner
-	case m.Kind == Separate && !m.Layer.extra() && standard:
-		return blockPreconditioner
-	}
-	return noPreconditioner
-}

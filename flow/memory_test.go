@@ -10,7 +10,7 @@ import (
 // length also where Run integrates the reduced flow, and no recorder's
 // besides (they are the output's) but its record of values at the steps;
 // with BDF (under fixed tasks,
-// MethodFor) at n = 200 ≤ ode.MaxDenseDim ode's dense LU (2n²) and a
+// Plan.Method) at n = 200 ≤ ode.MaxDenseDim ode's dense LU (2n²) and a
 // Krylov space of 2·5 + 2 vectors, with no preconditioner.
 func TestRunBytesStates(t *testing.T) {
 	t.Parallel()
@@ -47,23 +47,23 @@ func TestPrecondOf(t *testing.T) {
 		m     Model
 		d     int
 		noise float64
-		want  preconditioner
+		want  Precond
 	}{
-		{Model{Kind: Merged, H: 8, Layer: FullLayer}, 4, 0, noPreconditioner},
-		{Model{Kind: Merged, H: 6, Layer: FullLayer}, 6, 0, deflatePreconditioner},
-		{Model{Kind: Separate, H: 6, R: 1, Layer: FullLayer}, 6, 0, noPreconditioner},
-		{Model{Kind: Separate, H: 6, R: 1}, 6, 0, blockPreconditioner},
-		{Model{Kind: Separate, H: 6, R: 1}, 6, 0.1, noPreconditioner},
-		{Model{Kind: Merged, H: 6}, 6, 0, noPreconditioner},
+		{Model{Kind: Merged, H: 8, Layer: FullLayer}, 4, 0, NoPrecond},
+		{Model{Kind: Merged, H: 6, Layer: FullLayer}, 6, 0, DeflationPrecond},
+		{Model{Kind: Separate, H: 6, R: 1, Layer: FullLayer}, 6, 0, NoPrecond},
+		{Model{Kind: Separate, H: 6, R: 1}, 6, 0, BlockPrecond},
+		{Model{Kind: Separate, H: 6, R: 1}, 6, 0.1, NoPrecond},
+		{Model{Kind: Merged, H: 6}, 6, 0, NoPrecond},
 	} {
 		tasks := lawCase{lam: lam[:tc.d], n: 31, icl: 1, k: 1, noise: tc.noise, m: tc.m}
 		s := newSys(t, lawData(t, tasks, 1), tc.m)
-		got := noPreconditioner
+		got := NoPrecond
 		switch s.Preconditioner().(type) {
 		case *deflatePrecond:
-			got = deflatePreconditioner
+			got = DeflationPrecond
 		case *blockPrecond:
-			got = blockPreconditioner
+			got = BlockPrecond
 		}
 		if p := precondOf(tc.m, tc.d, s.Data.Standard()); p != got || p != tc.want {
 			t.Errorf("%+v at D = %d, σ² = %g (n = %d): precondOf %d, Preconditioner %d, want %d", tc.m, tc.d, tc.noise, s.Len(), p, got, tc.want)

@@ -115,6 +115,7 @@ type System struct {
 	// stack is the flow of a stack of L ≥ 2 layers (stack.go); nil for
 	// one layer.
 	stack *stack
+	plan  Plan
 }
 
 // NewSystem validates the model against the data.
@@ -160,6 +161,7 @@ func NewSystem(data *law.Data, m Model) (*System, error) {
 	s.rotTo = mat.DenseCopyOf(vecs.T())
 	s.vecs = vecs.RawMatrix().Data
 	s.vecsT = s.rotTo.RawMatrix().Data
+	s.plan = PlanFor(m, data)
 	if err := s.initTaskLaw(); err != nil {
 		return nil, err
 	}
@@ -178,7 +180,7 @@ func (s *System) Len() int { return s.n }
 // loss over every map of the layer (Moments.Minimum), NaN for an
 // expressivity-limited reduced layer, whose least loss is not known.
 func (s *System) MinLoss() float64 {
-	if s.stack != nil || !s.Data.Standard() {
+	if !s.plan.PaperTheory {
 		return s.law.minLoss
 	}
 	lv := s.Data.PlateauLevels()

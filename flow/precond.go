@@ -46,10 +46,10 @@ import (
 //	Y. Saad, Iterative Methods for Sparse Linear Systems, 2nd ed., SIAM
 //	2003, 10.3 (dropping by magnitude relative to the diagonal).
 func (s *System) Preconditioner() ode.Preconditioner {
-	switch precondOf(s.Model, s.d, s.Data.Standard()) {
-	case deflatePreconditioner:
+	switch s.plan.Precond {
+	case DeflationPrecond:
 		return newDeflatePrecond(s) // precond_deflate.go
-	case noPreconditioner:
+	case NoPrecond:
 		return nil
 	}
 	je := newJacEntries(s)

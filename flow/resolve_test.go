@@ -9,7 +9,7 @@ import (
 )
 
 // TestRunReportsResolved: a run reports in Trajectory.Resolved the
-// settings it ran with: the defaults (MethodFor, Tolerances,
+// settings it ran with: the defaults (Plan.Method, Tolerances,
 // DefaultTol, DefaultSamples) where its settings are zero, the given
 // values elsewhere.
 func TestRunReportsResolved(t *testing.T) {
@@ -26,7 +26,7 @@ func TestRunReportsResolved(t *testing.T) {
 		rs   RunSettings
 		want Resolved
 	}{
-		// Auto below D = BDFMinDim (MethodFor); a switching method has
+		// Auto below D = BDFMinDim (Plan.Method); a switching method has
 		// DefaultRTol, DefaultATol; until converged with DefaultTol.
 		{RunSettings{}, Resolved{Method: ode.Auto, RTol: DefaultRTol, ATol: DefaultATol, Tol: DefaultTol, Samples: DefaultSamples}},
 		// DOP853, an explicit pair: ExplicitRTol, ExplicitATol.
@@ -51,7 +51,7 @@ func TestRunReportsResolved(t *testing.T) {
 
 // TestResolveTolerances: BDF takes the explicit pairs' tight tolerances
 // on the reduced and label–key layers and DefaultRTol, DefaultATol on the
-// full layer (Tolerances), under which MethodFor picks BDF for a task law
+// full layer (Tolerances), under which the plan picks BDF for a task law
 // with fixed tasks; given tolerances stay.
 func TestResolveTolerances(t *testing.T) {
 	t.Parallel()
@@ -68,7 +68,7 @@ func TestResolveTolerances(t *testing.T) {
 		{Model{Kind: Merged, H: 8, Layer: FullLayer}, false, 1e-11, 1e-15, ode.BDF, 1e-11, 1e-15},
 		{Model{Kind: Separate, H: 32, R: 1}, true, 0, 0, ode.BDF, ExplicitRTol, ExplicitATol},
 	} {
-		rs := RunSettings{RTol: tc.rtol, ATol: tc.atol}.Resolve(tc.m, 32, tc.standard)
+		rs := PlanFor(tc.m, planData(t, 32, tc.standard)).Resolve(RunSettings{RTol: tc.rtol, ATol: tc.atol})
 		if rs.Method.Name() != tc.wantMethod.Name() || rs.RTol != tc.wantR || rs.ATol != tc.wantA {
 			t.Errorf("%v (standard %v): resolved %s, rtol %g, atol %g; want %s, %g, %g",
 				tc.m, tc.standard, rs.Method.Name(), rs.RTol, rs.ATol, tc.wantMethod.Name(), tc.wantR, tc.wantA)
@@ -87,7 +87,7 @@ func TestResolveStateBytes(t *testing.T) {
 		d, every, want int
 	}{{64, 0, 1}, {128, 0, 4}, {128, 2, 2}} {
 		m := Model{Kind: Separate, H: tc.d, R: 1}
-		rs := RunSettings{StateBytes: budget, StateEvery: tc.every}.Resolve(m, tc.d, true)
+		rs := PlanFor(m, planData(t, tc.d, true)).Resolve(RunSettings{StateBytes: budget, StateEvery: tc.every})
 		if rs.StateEvery != tc.want {
 			t.Errorf("D = %d, StateEvery %d: resolved %d, want %d", tc.d, tc.every, rs.StateEvery, tc.want)
 		}

@@ -10,43 +10,6 @@ import (
 	"github.com/linattn/linattn/ode"
 )
 
-// defaultMethod returns Run's integrator where MethodFor does not pick BDF
-// (below D = BDFMinDim, and the merged model): DOP853 while the flow is
-// not stiff (on the first plateau), switching to ROCK4 when it is: after
-// the first drop the learned heads relax at rates ~aλ³/τ while the dormant
-// ones move slowly, and the Jacobian J = −∇²L/(2τ) of this gradient flow
-// is symmetric, so its spectrum is real, the case stabilized Chebyshev
-// methods are made for.
-func defaultMethod() ode.Method { return ode.Auto }
-
-// BDFMinDim is the least dimension D from which MethodFor picks BDF for
-// the separate model's in-context flow: with its block preconditioner BDF
-// overtakes Auto at D ≈ 14 (a whole run at D = 12, 16: 0.81, 1.37 s
-// against Auto's 0.64, 2.09 s) and wins by 5× at D = 32.
-const BDFMinDim = 16
-
-// MethodFor returns Run's integrator for a flow of model m on data of
-// dimension d, under the paper's task (standard: law.Data.Standard) or
-// another law: ode.BDF where it is the faster, else ode.Auto. BDF runs the
-// full layer under another law: up to ode.MaxDenseDim it factors I − γJ
-// densely (Cholesky: J is symmetric), three times faster than Auto at
-// D = 4 and at D = 8 (H = 8); beyond, by Newton–Krylov with the deflation
-// preconditioner (System.Preconditioner): the whole D = H = 16 run in
-// about a minute of CPU, where Auto had not converged after 15 minutes
-// (2.2M evaluations). It also runs the separate model's in-context flow from
-// D = BDFMinDim, with the block preconditioner (System.Preconditioner),
-// unless its state is the full layer's and too large to factor.
-func MethodFor(m Model, d int, standard bool) ode.Method {
-	dense := m.StateLen(d) <= ode.MaxDenseDim
-	switch {
-	case m.Layer == FullLayer && !standard:
-		return ode.BDF
-	case m.Kind == Separate && standard && d >= BDFMinDim && (m.Layer == ReducedLayer || dense):
-		return ode.BDF
-	}
-	return defaultMethod()
-}
-
 // Default tolerances of Run, tighter than ode's general-purpose defaults
 // (ode.DefaultRTol 10⁻⁶, ode.DefaultATol 10⁻⁹, for solves of order-one
 // states): the plateau dynamics are driven by dormant heads many orders of
@@ -117,7 +80,7 @@ type RunSettings struct {
 	// StopTol > 0 ends the run as soon as L − System.MinLoss() ≤ StopTol
 	// (with T > 0; Status Stopped).
 	StopTol float64
-	// Method is the integrator; nil means MethodFor the model Run
+	// Method is the integrator; nil means the plan's method for the model Run
 	// integrates (System.Settings). Run resolves every zero default so
 	// (Resolve) and reports what it ran with in Trajectory.Resolved.
 	Method ode.Method
@@ -134,9 +97,13 @@ type RunSettings struct {
 	// keeps none. A run outgrowing the bound keeps none. The Trajectory
 	// holds what was kept, for Sample.
 	DenseBytes int
-	// TestLosses computes the exact test losses at the output times
-	// (Trajectory.TestICL, TestIWL, TestIDG).
-	TestLosses bool
+	// NoTestLosses leaves out the exact test losses that Run computes at
+	// the output times (Trajectory.TestICL, TestIWL, TestIDG) wherever
+	// the layer or the law go beyond the paper's (Plan.Tests).
+	NoTestLosses bool
+	// tests are the test losses the run computes, as Plan.Resolve
+	// decides.
+	tests TestSet
 	// StateEvery > 1 keeps at most as many states as every
 	// StateEvery-th output time and the last, the loss and the test
 	// losses at all: at large D the states are most of a run's memory
@@ -197,16 +164,17 @@ type Resolved struct {
 	Grid       Grid
 }
 
-// Resolve returns rs with Run's defaults filled in for a flow of model m
-// on data of dimension d, under the paper's task (standard:
-// law.Data.Standard) or another law: Method (MethodFor), RTol and ATol
-// (Tolerances of m and Method), Tol with T = 0 (DefaultTol), Samples
-// and DenseBytes without Times (DefaultSamples, DefaultDenseBytes),
-// MaxSteps (DefaultMaxSteps) and StateEvery from StateBytes. Each default
-// is defined here alone; System.Run resolves its settings so.
-func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
+// Resolve returns rs with Run's defaults filled in for a flow of the
+// plan's model and law: Method (Plan.Method), RTol and ATol (Tolerances
+// of the model and Method), Tol with T = 0 (DefaultTol), Samples and
+// DenseBytes without Times (DefaultSamples, DefaultDenseBytes), MaxSteps
+// (DefaultMaxSteps) and StateEvery from StateBytes. Each default is
+// defined here alone; System.Run resolves its settings so
+// (System.Settings).
+func (p Plan) Resolve(rs RunSettings) RunSettings {
+	m, d := p.model, p.d
 	if rs.Method == nil {
-		rs.Method = MethodFor(m, d, standard)
+		rs.Method = p.Method
 	}
 	rtol, atol := Tolerances(m, rs.Method)
 	if rs.RTol == 0 {
@@ -230,6 +198,9 @@ func (rs RunSettings) Resolve(m Model, d int, standard bool) RunSettings {
 	if rs.StateEvery == 0 && rs.StateBytes > 0 {
 		rs.StateEvery = StateStride(max(rs.Samples, len(rs.Times)), m.StateLen(d), rs.StateBytes)
 	}
+	if !rs.NoTestLosses {
+		rs.tests = p.Tests
+	}
 	return rs
 }
 
@@ -251,24 +222,23 @@ func (rs RunSettings) Resolved() Resolved {
 	return r
 }
 
-// Settings returns rs resolved for a run of s from y0 (RunSettings.Resolve;
-// a nil y0 is Run's default start): what Run runs with. Where Run
+// Settings returns rs resolved for a run of s from y0 (Plan.Resolve; a
+// nil y0 is Run's default start): what Run runs with. Where Run
 // integrates the full layer as the reduced flow (in-context data and zero
-// extra blocks in y0), Method is MethodFor the reduced layer, the model
+// extra blocks in y0), Method is the reduced layer's plan's, the model
 // that is integrated, and RTol and ATol its defaults; StateEvery still
-// counts the full layer's states, which the Trajectory holds.
+// counts the full layer's states, which the Trajectory holds, and the
+// test losses are the full layer's.
 func (s *System) Settings(y0 []float64, rs RunSettings) RunSettings {
 	if rs.Method == nil {
-		m := s.Model
 		if y0 == nil {
 			y0, _ = s.Init(DefaultWInit, DefaultSeed) // valid: a finite w_init ≥ 0
 		}
-		if s.runsReduced(y0) {
-			m.Layer = ReducedLayer
+		if red := s.reducedModel(y0); red != nil {
+			rs.Method = PlanFor(*red, s.Data).Method
 		}
-		rs.Method = MethodFor(m, s.d, s.Data.Standard())
 	}
-	return rs.Resolve(s.Model, s.d, s.Data.Standard())
+	return s.plan.Resolve(rs)
 }
 
 // Transition is a crossing of the loss through the level half-way between
@@ -377,7 +347,7 @@ type Trajectory struct {
 
 	Status Status
 	// Resolved is what the run ran with where its settings left the
-	// default (RunSettings.Resolve).
+	// default (Plan.Resolve).
 	Resolved Resolved
 	// Stats counts the work of every pass.
 	Stats ode.Stats
@@ -388,7 +358,7 @@ type Trajectory struct {
 	Plateaus []float64
 
 	// TestICL, TestIWL and TestIDG are the exact in-context, in-weight and
-	// in-distribution test losses at Times (RunSettings.TestLosses;
+	// in-distribution test losses at Times (RunSettings.NoTestLosses, Plan.Tests;
 	// System.TestLosses).
 	TestICL, TestIWL, TestIDG []float64
 
@@ -526,7 +496,7 @@ func (tr *Trajectory) thinStates(every int) {
 // of the plateau levels L(M_m) for in-context data, none under another
 // task law, whose drops are read off the run (findDrops).
 func (s *System) levels() []Transition {
-	if !s.Data.Standard() {
+	if !s.plan.PaperTheory {
 		return nil
 	}
 	pl := s.Data.PlateauLevels()
@@ -605,7 +575,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	tr := s.newTrajectory(res, levels)
 	tr.precond = prob.Precond
 	tr.path = path.end(tr.FinalT, tr.FinalLoss)
-	if levels == nil && !s.Data.Standard() {
+	if levels == nil && !s.plan.PaperTheory {
 		s.findDrops(tr)
 	}
 	return tr, s.passStatus(tr, res, err, untilConverged, rs)

@@ -173,7 +173,7 @@ func (s *System) run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		stats := first.Stats
 		stats.Add(tr.Stats)
 		tr.Stats = stats
-		if !s.Data.Standard() {
+		if !s.plan.PaperTheory {
 			tr.Plateaus = first.Plateaus
 		}
 	}
@@ -186,18 +186,34 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 	if tr == nil {
 		return nil, err
 	}
-	if s.Data.Standard() {
+	if s.plan.PaperTheory {
 		tr.Plateaus = ObservedPlateaus(tr.Times, tr.Loss, tr.Transitions, tr.FinalT)
 	}
-	if rs.TestLosses && tr.TestICL == nil && tr.AllStates() {
+	if rs.tests.Any() && tr.TestICL == nil && tr.AllStates() {
 		n, tests := s.n, s.testLosses()
 		tr.TestICL, tr.TestIWL, tr.TestIDG = make([]float64, len(tr.Times)), make([]float64, len(tr.Times)), make([]float64, len(tr.Times))
 		for i := range tr.Times {
 			tr.TestICL[i], tr.TestIWL[i], tr.TestIDG[i] = tests(tr.States[i*n : (i+1)*n])
 		}
 	}
+	tr.keepTests(rs.tests)
 	tr.thinStates(rs.StateEvery)
 	return tr, err
+}
+
+// keepTests drops the test losses a run does not compute: those not in
+// the set, which the law has not (the in-weight and in-distribution tests
+// without fixed tasks) or the settings left out.
+func (tr *Trajectory) keepTests(set TestSet) {
+	if !set.ICL {
+		tr.TestICL = nil
+	}
+	if !set.IWL {
+		tr.TestIWL = nil
+	}
+	if !set.IDG {
+		tr.TestIDG = nil
+	}
 }
 
 // firstPass integrates to rs.T, or until converged, keeping the continuous
@@ -213,9 +229,9 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 		out = len(kept)
 	}
 	rs.Times = []float64{0}
-	rs.DenseBytes = denseBound(rs, s.Model, s.d, s.Data.Standard(), out)
+	rs.DenseBytes = denseBound(rs, s.plan, out)
 	// The samples of a run that fails: as many as the states kept.
-	rec := s.newRunRecord(y0, max(2, out), kept != nil, rs.TestLosses)
+	rec := s.newRunRecord(y0, max(2, out), kept != nil, rs.tests.Any())
 	tr, err := s.pass(ctx, y0, rs, s.levels(), rec)
 	if tr == nil {
 		return nil, err

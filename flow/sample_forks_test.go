@@ -26,7 +26,7 @@ func TestSampleForks(t *testing.T) {
 		s    *System
 		y0   []float64
 	}{{"separate", sep, y0}, {"merged full", full, nil}} {
-		tr, err := c.s.Run(context.Background(), c.y0, RunSettings{Samples: 301, Method: ode.BDF, TestLosses: true})
+		tr, err := c.s.Run(context.Background(), c.y0, RunSettings{Samples: 301, Method: ode.BDF})
 		if err != nil || !tr.Dense() || !tr.dense.Thinned() {
 			t.Fatalf("%s: %v, dense %v: want the kept states thinned", c.name, err, tr != nil && tr.Dense())
 		}

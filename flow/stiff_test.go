@@ -88,7 +88,7 @@ func TestStiffMethodsMatchDOP853(t *testing.T) {
 	}
 }
 
-// TestMethodFor: Run's default integrator is BDF for the full layer under
+// TestMethodFor: the plan's method: Run's default integrator is BDF for the full layer under
 // a task law with fixed tasks (factored densely) and for the separate
 // model's in-context flow from D = BDFMinDim (block preconditioner), Auto
 // elsewhere: the merged model, the separate one below BDFMinDim, the full
@@ -106,17 +106,42 @@ func TestMethodFor(t *testing.T) {
 		inContext bool
 		want      ode.Method
 	}{
-		{"separate D=4", sep, 4, true, defaultMethod()},
-		{"separate D=15", sep, BDFMinDim - 1, true, defaultMethod()},
+		{"separate D=4", sep, 4, true, ode.Auto},
+		{"separate D=15", sep, BDFMinDim - 1, true, ode.Auto},
 		{"separate D=16", sep, BDFMinDim, true, ode.BDF},
-		{"separate D=16 fixed tasks", sep, BDFMinDim, false, defaultMethod()},
-		{"merged D=32", Model{Kind: Merged, H: 32, Tau: 1}, 32, true, defaultMethod()},
+		{"separate D=16 fixed tasks", sep, BDFMinDim, false, ode.Auto},
+		{"separate D=16, two layers", Model{Kind: Separate, H: 4, R: 1, Tau: 1, Layers: 2}, BDFMinDim, true, ode.Auto},
+		{"merged D=32", Model{Kind: Merged, H: 32, Tau: 1}, 32, true, ode.Auto},
 		{"full D=8 fixed tasks", full, 8, false, ode.BDF},
-		{"full D=8 in context", full, 8, true, defaultMethod()},
+		{"full D=8 in context", full, 8, true, ode.Auto},
 		{"full D=16 fixed tasks, n > MaxDenseDim", big, 16, false, ode.BDF},
 	} {
-		if got := MethodFor(tc.m, tc.d, tc.inContext); got != tc.want {
+		data := planData(t, tc.d, tc.inContext)
+		if got := PlanFor(tc.m, data).Method; got != tc.want {
 			t.Errorf("%s (n = %d): %s, want %s", tc.name, tc.m.StateLen(tc.d), got.Name(), tc.want.Name())
 		}
 	}
+}
+
+// planData is the paper's task at dimension d (λ_d ∝ 1/d, N = 31), or
+// with half the tasks one fixed vector.
+func planData(t *testing.T, d int, inContext bool) *law.Data {
+	t.Helper()
+	lam := make([]float64, d)
+	for i := range lam {
+		lam[i] = 1 / float64(i+1)
+	}
+	data, err := law.NewData(lam, nil, law.Lengths{N: 31})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inContext {
+		return data
+	}
+	w0 := make([]float64, d)
+	w0[0] = 1
+	if data, err = data.WithTasks(law.Tasks{ICL: 0.5, Fixed: [][]float64{w0}}); err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

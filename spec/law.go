@@ -68,13 +68,13 @@ func (s *resolver) noEffect(flag string) error {
 
 // checkTestLaw refuses Ω_test where no in-context test loss is computed:
 // train without test sets, or run where the test losses are not of
-// interest (TestLossesMatter: the reduced layer under the paper's task,
+// interest (flow.Plan.Tests: none for the reduced layer under the paper's task,
 // law.Data.Standard).
 func (j *Job) checkTestLaw() error {
 	sp := j.Spec
 	computed := sp.Test > 0
 	if !sp.Given("test") { // run
-		computed = TestLossesMatter(j.System)
+		computed = j.System.Plan().Tests.ICL
 	}
 	for _, f := range []string{"test-task-eigs", "test-task-spectrum", "test-task-white"} {
 		if sp.Given(f) && !computed {

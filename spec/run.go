@@ -35,17 +35,17 @@ func ReadFile(path string) (*Spec, error) {
 
 // RunSettings returns the flow's settings of the job: -T, -tol,
 // -samples, -grid, -method, -rtol, -atol and -state-every where given, and
-// zero, the flow's defaults (flow.RunSettings.Resolve), elsewhere; the
-// states within stateBudget unless -state-every is given; the exact test losses
-// where the layer or the law go beyond the paper's (TestLossesMatter); and
-// a continuous extension of at most an eighth of the available memory
+// zero, the flow's defaults (flow.Plan.Resolve: the exact test losses
+// where the layer or the law go beyond the paper's), elsewhere; the
+// states within stateBudget unless -state-every is given; and a
+// continuous extension of at most an eighth of the available memory
 // (DenseBudget).
 func (j *Job) RunSettings() flow.RunSettings {
 	sp := j.Spec
 	grid, _ := gridByName(sp.Grid)
 	rs := flow.RunSettings{T: sp.T, Tol: sp.Tol, Samples: sp.Samples, Grid: grid,
 		Method: j.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: DenseBudget(),
-		TestLosses: TestLossesMatter(j.System), StateEvery: sp.StateEvery}
+		StateEvery: sp.StateEvery}
 	if !sp.Given("state-every") {
 		rs.StateBytes = stateBudget
 	}
@@ -156,13 +156,6 @@ func DenseBudget() int { return denseBudget(AvailableMemory()) }
 // denseBudget is DenseBudget with available bytes of memory.
 func denseBudget(available float64) int {
 	return max(flow.DefaultDenseBytes, int(available/8))
-}
-
-// TestLossesMatter reports whether the layer or the task law go beyond the
-// paper's reduced in-context flow, so that the exact test losses are of
-// interest (and computed by linattn run).
-func TestLossesMatter(s *flow.System) bool {
-	return s.Model.Layer != flow.ReducedLayer || !s.Data.Standard()
 }
 
 // RunArrays returns the arrays linattn run writes for the run tr of the

@@ -219,7 +219,7 @@ func TestFiniteDataConvergesToExactFlow(t *testing.T) {
 	}
 	y0, _ := s.Init(2e-5, 3)
 	const T = 3000
-	exact, err := s.Run(context.Background(), y0, flow.RunSettings{T: T, TestLosses: true})
+	exact, err := s.Run(context.Background(), y0, flow.RunSettings{T: T})
 	if err != nil || len(exact.Transitions) != 2 {
 		t.Fatalf("exact flow: %v, drops %v", err, exact.Transitions)
 	}

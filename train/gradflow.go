@@ -23,7 +23,7 @@ type FlowSettings struct {
 	DenseBytes int
 	// Method is the integrator, RTol and ATol its tolerances, MaxSteps
 	// bounds its attempts; zero values are flow's defaults for the model
-	// and law (flow.RunSettings.Resolve: flow.MethodFor,
+	// and law (flow.Plan.Resolve: flow.Plan.Method,
 	// flow.Tolerances, flow.DefaultMaxSteps).
 	Method     ode.Method
 	RTol, ATol float64
@@ -117,10 +117,9 @@ func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) (flow.RunSetting
 }
 
 // resolve fills the zero values of rs with flow's defaults for the
-// trainer's model and law (flow.RunSettings.Resolve).
+// trainer's model and law (flow.Plan.Resolve).
 func (t *Trainer) resolve(rs flow.RunSettings) flow.RunSettings {
-	m := t.cfg.Model
-	return rs.Resolve(m.Model, m.D, t.cfg.Data.Standard())
+	return flow.PlanFor(t.cfg.Model.Model, t.cfg.Data).Resolve(rs)
 }
 
 // flowPass integrates once to fs.T, reaching times, keeping the

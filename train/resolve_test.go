@@ -26,8 +26,9 @@ func TestFlowResolvesAsFlow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := flow.RunSettings{T: fs.T, Times: fs.Times, RTol: fs.RTol}.Resolve(m.Model, 3, false).Resolved()
-		if res.Resolved != want || want.Method.Name() != flow.MethodFor(m.Model, 3, false).Name() {
+		plan := flow.PlanFor(m.Model, data)
+		want := plan.Resolve(flow.RunSettings{T: fs.T, Times: fs.Times, RTol: fs.RTol}).Resolved()
+		if res.Resolved != want || want.Method.Name() != plan.Method.Name() {
 			t.Errorf("%+v: resolved %+v (%s), want flow's %+v (%s)", fs, res.Resolved, res.Resolved.Method.Name(), want, want.Method.Name())
 		}
 	}

@@ -140,7 +140,7 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 	}
 	// Without test sets and without fixed tasks there is no in-weight
 	// test: the flow's test losses are those of train's test sets.
-	if spec.TestLossesMatter(s) && (sp.Test > 0 || !s.Data.InContext()) {
+	if s.Plan().Tests.Any() && (sp.Test > 0 || !s.Data.InContext()) {
 		n := s.Len()
 		ns := len(res.Times)
 		c.testICL, c.testIWL, c.testIDG = make([]float64, ns), make([]float64, ns), make([]float64, ns)
