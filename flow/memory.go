@@ -117,4 +117,3 @@ func denseBound(rs RunSettings, p Plan, out int) int {
 	}
 	return dense
 }
-
