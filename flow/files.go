@@ -26,30 +26,39 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 	nt := len(tr.States) / n // the states kept: at every output time unless thinned
 	ns := len(tr.Times)
 	d, h, r := s.Dim(), s.Model.H, s.Model.R
-	nr := s.Model.ReducedLen(d)
+	sets, size := s.Model.HeadSets(), s.Model.headsLen(d)
 	hrd := h * r * d
-	v := make([]float64, 0, nt*h)
-	mOrig := make([]float64, nt*d*d)
+	v := make([]float64, 0, nt*sets*h)
+	mOrig := make([]float64, nt*sets*d*d)
 	var u, k, q, ka []float64 // U (merged); K, Q, key alignment (separate)
 	if s.Model.Kind == Merged {
-		u = make([]float64, 0, nt*(nr-h))
+		u = make([]float64, 0, nt*sets*(size-h))
 	} else {
-		k, q, ka = make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd), make([]float64, 0, nt*hrd)
+		k, q, ka = make([]float64, 0, nt*sets*hrd), make([]float64, 0, nt*sets*hrd), make([]float64, 0, nt*sets*hrd)
 	}
 	ye := make([]float64, n)
 	for i := 0; i < nt; i++ {
-		y := tr.States[i*n : (i+1)*n]
-		v = append(v, y[:h]...)
-		s.ToEigen(ye, y) // once per sample, for M and the alignment
-		s.MapOfEigenTo(mOrig[i*d*d:(i+1)*d*d], ye)
-		if s.Model.Kind == Merged {
-			u = append(u, y[h:nr]...)
-			continue
+		s.ToEigen(ye, tr.States[i*n:(i+1)*n]) // once per sample, for M and the alignment
+		for l := 0; l < sets; l++ {
+			y, yl := tr.States[i*n+l*size:i*n+(l+1)*size], ye[l*size:(l+1)*size]
+			v = append(v, y[:h]...)
+			s.setMapTo(mOrig[(i*sets+l)*d*d:(i*sets+l+1)*d*d], yl)
+			if s.Model.Kind == Merged {
+				u = append(u, y[h:]...)
+				continue
+			}
+			k = append(k, y[h:h+hrd]...)
+			q = append(q, y[h+hrd:]...)
+			ka = append(ka, s.alignment(yl[h:h+hrd])...)
 		}
-		k = append(k, y[h:h+hrd]...)
-		q = append(q, y[h+hrd:nr]...)
-		keys, _ := s.AlignmentEigen(ye)
-		ka = append(ka, keys...)
+	}
+	// The head arrays' shape: a layer axis for the heads of an untied
+	// stack's layers.
+	shape := func(dims ...int) []int {
+		if s.Model.Depth() > 1 && !s.Model.Tied {
+			return append([]int{nt, sets}, dims...)
+		}
+		return append([]int{nt}, dims...)
 	}
 	ms := make([]int64, len(tr.Transitions))
 	ts := make([]float64, len(tr.Transitions))
@@ -67,16 +76,16 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 		}
 		arrays = append(arrays, export.Floats(output.StateTimes, st, len(st)))
 	}
-	arrays = append(arrays, export.Floats(output.Values, v, nt, h))
+	arrays = append(arrays, export.Floats(output.Values, v, shape(h)...))
 	if s.Model.Kind == Merged {
-		arrays = append(arrays, export.Floats(output.KeyQuery, u, nt, h, d, d))
+		arrays = append(arrays, export.Floats(output.KeyQuery, u, shape(h, d, d)...))
 	} else {
 		arrays = append(arrays,
-			export.Floats(output.Keys, k, nt, h, r, d),
-			export.Floats(output.Queries, q, nt, h, r, d),
-			export.Floats(output.KeyAlignment, ka, nt, h, r, d))
+			export.Floats(output.Keys, k, shape(h, r, d)...),
+			export.Floats(output.Queries, q, shape(h, r, d)...),
+			export.Floats(output.KeyAlignment, ka, shape(h, r, d)...))
 	}
-	arrays = append(arrays, export.Floats(output.Map, mOrig, nt, d, d))
+	arrays = append(arrays, export.Floats(output.Map, mOrig, shape(d, d)...))
 	data := s.Data.Arrays()
 	if !s.plan.PaperTheory {
 		data[len(data)-1] = export.Floats(output.Plateaus, tr.Plateaus, len(tr.Plateaus))

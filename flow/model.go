@@ -354,28 +354,35 @@ func (s *System) Init(wInit float64, seed uint64) ([]float64, error) {
 // FromArrays assembles a state in the original basis from value weights v
 // (length H) and either merged matrices u (H·D·D, row-major U_i) or separate
 // keys k and queries q (H·R·D each, row i·R + r). Unused arguments are nil.
-// The full layer's extra blocks are zero, as Init's are; SetExtras sets
-// them.
+// For a stack of L untied layers each array holds the layers' one after
+// the other (v of length L·H: numpy's (L, H) in C order). The full
+// layer's extra blocks are zero, as Init's are; SetExtras sets them.
 func (s *System) FromArrays(v, u, k, q []float64) ([]float64, error) {
-	h, d := s.Model.H, s.d
-	if len(v) != h {
-		return nil, fmt.Errorf("flow: len(v) = %d, want H = %d", len(v), h)
+	h, d, sets := s.Model.H, s.d, s.Model.HeadSets()
+	of := ""
+	if sets > 1 {
+		of = fmt.Sprintf(" for %d layers", sets)
+	}
+	if len(v) != sets*h {
+		return nil, fmt.Errorf("flow: len(v) = %d, want H = %d%s", len(v), h, of)
 	}
 	y := make([]float64, 0, s.n)
-	y = append(y, v...)
-	switch s.Model.Kind {
-	case Merged:
-		if len(u) != h*d*d || k != nil || q != nil {
-			return nil, fmt.Errorf("flow: merged model wants U of length H·D² = %d (got %d) and no keys or queries", h*d*d, len(u))
+	for l := 0; l < sets; l++ {
+		y = append(y, v[l*h:(l+1)*h]...)
+		switch s.Model.Kind {
+		case Merged:
+			if len(u) != sets*h*d*d || k != nil || q != nil {
+				return nil, fmt.Errorf("flow: merged model wants U of length H·D² = %d%s (got %d) and no keys or queries", h*d*d, of, len(u))
+			}
+			y = append(y, u[l*h*d*d:(l+1)*h*d*d]...)
+		case Separate:
+			want := h * s.Model.R * d
+			if len(k) != sets*want || len(q) != sets*want || u != nil {
+				return nil, fmt.Errorf("flow: separate model wants K and Q of length H·R·D = %d%s (got %d and %d) and no U", want, of, len(k), len(q))
+			}
+			y = append(y, k[l*want:(l+1)*want]...)
+			y = append(y, q[l*want:(l+1)*want]...)
 		}
-		y = append(y, u...)
-	case Separate:
-		want := h * s.Model.R * d
-		if len(k) != want || len(q) != want || u != nil {
-			return nil, fmt.Errorf("flow: separate model wants K and Q of length H·R·D = %d (got %d and %d) and no U", want, len(k), len(q))
-		}
-		y = append(y, k...)
-		y = append(y, q...)
 	}
 	if err := checkFinite(y, 0); err != nil {
 		return nil, err
@@ -398,16 +405,21 @@ func checkFinite(y []float64, offset int) error {
 // W₁ = w₂ mᵀ with m = vec(I)/√D, that is U_i = v_i I/√D, in the original
 // basis (and in eigen coordinates, as VᵀIV = I). With white Λ the flow from
 // it has the closed form of docs/math.md ("Closed form for the merged model with
-// white covariance"), with s₀ = Σ v_i².
+// white covariance"), with s₀ = Σ v_i². For a stack v holds the value
+// weights of each set of heads (L·H untied), and a tied stack's flow
+// stays isotropic from there (reduced.IsotropicStack).
 func (s *System) BalancedAligned(v []float64) ([]float64, error) {
 	if s.Model.Kind != Merged {
 		return nil, fmt.Errorf("flow: BalancedAligned is for the merged model, not %v", s.Model.Kind)
 	}
-	d := s.d
-	u := make([]float64, s.Model.H*d*d)
-	if len(v) != s.Model.H {
-		return nil, fmt.Errorf("flow: len(v) = %d, want H = %d", len(v), s.Model.H)
+	d, h := s.d, s.Model.H
+	if sets := s.Model.HeadSets(); len(v) != sets*h {
+		if sets > 1 {
+			return nil, fmt.Errorf("flow: len(v) = %d, want H = %d for each of %d layers", len(v), h, sets)
+		}
+		return nil, fmt.Errorf("flow: len(v) = %d, want H = %d", len(v), h)
 	}
+	u := make([]float64, len(v)*d*d)
 	for i, vi := range v {
 		for a := 0; a < d; a++ {
 			u[i*d*d+a*d+a] = vi / math.Sqrt(float64(d))

@@ -226,6 +226,7 @@ func (s *System) LossEigen(y []float64) float64 {
 // MapEigen returns the effective map M in eigen coordinates, row-major D×D.
 func (s *System) MapEigen(y []float64) []float64 {
 	s.checkLen("y", y)
+	s.mustBeOneLayer("MapEigen")
 	s.effectiveMap(y)
 	return append([]float64(nil), s.scr.m...)
 }
@@ -241,15 +242,30 @@ func (s *System) MapOfEigen(y []float64) *mat.Dense {
 // not allocate.
 func (s *System) MapOfEigenTo(dst, y []float64) []float64 {
 	s.checkLen("y", y)
+	s.mustBeOneLayer("MapOfEigenTo")
+	return s.setMapTo(dst, y)
+}
+
+// setMapTo writes the effective map of one layer's heads y (eigen
+// coordinates) in the original basis, row-major, into dst.
+func (s *System) setMapTo(dst, y []float64) []float64 {
 	d := s.d
 	if len(dst) != d*d {
 		panic(fmt.Sprintf("flow: MapOfEigenTo: len(dst) = %d, want %d", len(dst), d*d))
 	}
-	s.effectiveMap(y)
+	effectiveMapTo(s.scr.m, s.scr.vq, y, s.Model, d)
 	left := s.scr.g // not in use outside DerivEigen and LossEigen
 	gemm.Mul(d, d, d, s.vecs, s.scr.m, left)
 	gemm.Mul(d, d, d, left, s.vecsT, dst)
 	return dst
+}
+
+// mustBeOneLayer panics for a stack: its layers have a map each, which
+// RunArrays writes.
+func (s *System) mustBeOneLayer(what string) {
+	if s.stack != nil {
+		panic(fmt.Sprintf("flow: %s of a stack of %d layers: each layer has its map (RunArrays writes them)", what, s.Model.Depth()))
+	}
 }
 
 // GradNormEigen returns ‖∂L/∂W‖ = 2τ‖dy/dt‖ at y (the norm is invariant under the
@@ -267,15 +283,34 @@ func (s *System) GradNormEigen(y []float64) float64 {
 // ṼṼᵀ − W̃W̃ᵀ, row-major, with entries ṽ_iᵀṽ_j − ⟨W̃_i, W̃_j⟩_F. For the
 // reduced layer ṽ_i = v_i and W̃_i = U_i, k̃ = k (Blocks): w₂w₂ᵀ − W₁W₁ᵀ.
 // Either basis may be used: the quantities are invariant under rotation.
+//
+// A stack's loss is a function of its layers' maps, each of which has its
+// heads' symmetries: the quantities of each layer's heads, one layer after
+// the other.
 func (s *System) Conserved(y []float64) []float64 {
 	s.checkLen("y", y)
-	c := NewCoefficients(s.d, s.Model)
+	if s.stack != nil {
+		one := s.Model
+		one.Layers, one.Tied = 1, false
+		size := one.headsLen(s.d)
+		var out []float64
+		for l := 0; l < s.Model.HeadSets(); l++ {
+			out = append(out, conserved(one, s.d, y[l*size:(l+1)*size])...)
+		}
+		return out
+	}
+	return conserved(s.Model, s.d, y)
+}
+
+// conserved returns the conserved quantities of one layer's state y.
+func conserved(m Model, d int, y []float64) []float64 {
+	c := NewCoefficients(d, m)
 	b := c.NewBlocks()
 	c.Expand(b, y)
-	d1, h := s.d+1, s.Model.H
+	d1, h := d+1, m.H
 	dot := func(x, z []float64) float64 { return impl.Ddot(len(x), x, 1, z, 1) }
-	if s.Model.Kind == Merged {
-		dw := d1 * s.d
+	if m.Kind == Merged {
+		dw := d1 * d
 		out := make([]float64, h*h)
 		for i := 0; i < h; i++ {
 			for j := 0; j < h; j++ {
@@ -284,7 +319,7 @@ func (s *System) Conserved(y []float64) []float64 {
 		}
 		return out
 	}
-	r := s.Model.R
+	r := m.R
 	hr := h * r
 	out := make([]float64, hr+h)
 	for i := 0; i < h; i++ {
@@ -292,7 +327,7 @@ func (s *System) Conserved(y []float64) []float64 {
 		out[hr+i] = -dot(vi, vi)
 		for p := i * r; p < (i+1)*r; p++ {
 			kk := dot(b.K[p*d1:(p+1)*d1], b.K[p*d1:(p+1)*d1])
-			out[p] = kk - dot(b.Q[p*s.d:(p+1)*s.d], b.Q[p*s.d:(p+1)*s.d])
+			out[p] = kk - dot(b.Q[p*d:(p+1)*d], b.Q[p*d:(p+1)*d])
 			out[hr+i] += kk
 		}
 	}
@@ -306,21 +341,29 @@ func (s *System) Conserved(y []float64) []float64 {
 func (s *System) AlignmentEigen(y []float64) (keys, queries []float64) {
 	s.checkLen("y", y)
 	s.must(Separate)
-	d, h := s.d, s.Model.H
-	hr := h * s.Model.R
-	align := func(src []float64) []float64 {
-		out := make([]float64, hr*d)
-		for row := 0; row < hr; row++ {
-			v := src[row*d : (row+1)*d]
-			nrm := impl.Dnrm2(d, v, 1)
-			if nrm == 0 {
-				continue
-			}
-			for j, x := range v {
-				out[row*d+j] = math.Abs(x) / nrm
-			}
-		}
-		return out
+	h, size := s.Model.H, s.Model.headsLen(s.d)
+	hrd := h * s.Model.R * s.d
+	for off := 0; off < s.Model.flowLen(s.d); off += size {
+		keys = append(keys, s.alignment(y[off+h:off+h+hrd])...)
+		queries = append(queries, s.alignment(y[off+h+hrd:off+h+2*hrd])...)
 	}
-	return align(y[h : h+hr*d]), align(y[h+hr*d:])
+	return keys, queries
+}
+
+// alignment returns |x_j|/‖x‖ for each of the rows of src, each a key or
+// query (a row of zeros stays zero).
+func (s *System) alignment(src []float64) []float64 {
+	d := s.d
+	out := make([]float64, len(src))
+	for row := 0; row < len(src)/d; row++ {
+		v := src[row*d : (row+1)*d]
+		nrm := impl.Dnrm2(d, v, 1)
+		if nrm == 0 {
+			continue
+		}
+		for j, x := range v {
+			out[row*d+j] = math.Abs(x) / nrm
+		}
+	}
+	return out
 }

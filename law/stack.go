@@ -543,3 +543,36 @@ func (l Lengths) InversePower(p int) float64 {
 	}
 	return math.NaN()
 }
+
+// ScalarPolynomial returns the loss at the scalar letters Ã_ℓ = ηI for
+// every layer and M̃ = mI, in dimension d, as polynomials in η: the
+// signal's and the noise's coefficients, L(η) = Σ_j (signal_j + σ²
+// noise_j) η^j + σ². A word with a letters Ã and b letters M̃ has trace
+// η^a m^b d; the isotropic reduction of docs/math.md ("Depth") is the
+// stack's loss so, exact at finite d and n.
+func (sl *StackLoss) ScalarPolynomial(d int, m float64) (signal, noise []float64) {
+	degree, trace := make([]int, len(sl.Words)), make([]float64, len(sl.Words))
+	for i, w := range sl.Words {
+		trace[i] = float64(d)
+		for _, c := range w {
+			if c == TaskLetter {
+				trace[i] *= m
+			} else {
+				degree[i]++
+			}
+		}
+	}
+	poly := func(terms []StackTerm) []float64 {
+		out := make([]float64, 2*sl.Layers+1)
+		for _, t := range terms {
+			v, j := t.Coef, 0
+			for _, w := range t.Words {
+				v *= trace[w]
+				j += degree[w]
+			}
+			out[j] += v
+		}
+		return out
+	}
+	return poly(sl.Signal), poly(sl.Noise)
+}

@@ -16,10 +16,51 @@ type Eval struct {
 	tr          []float64 // the words' traces
 	omega       []float64 // ∂p/∂tr(word)
 	weights     []float64 // the group weights of the last Value
-	// nodeBar and baseBar are the adjoints ∂p/∂node and ∂p/∂X_b.
-	nodeBar, baseBar [][]float64
-	tmp              []float64
-	dot              *tangent // JVP's, made on first use
+	bar adjoints // ∂p/∂node and ∂p/∂X_b
+	tmp []float64
+	dot *tangent // JVP's, made on first use
+}
+
+// adjoints are the derivatives of p with respect to the nodes (nodeBar)
+// and the bases (baseBar, with the part accT gathered transposed, added
+// once at the end: no addition runs across a matrix's columns).
+type adjoints struct {
+	nodeBar, baseBar, accT [][]float64
+}
+
+func newAdjoints(p *Program) adjoints {
+	dd := p.d * p.d
+	return adjoints{nodeBar: matrices(len(p.nodes), dd), baseBar: matrices(p.bases, dd), accT: matrices(p.bases, dd)}
+}
+
+func (a *adjoints) clear() {
+	for _, set := range [][][]float64{a.nodeBar, a.baseBar, a.accT} {
+		for _, x := range set {
+			clear(x)
+		}
+	}
+}
+
+// addBase adds c·x, or c·xᵀ, to the adjoint of base b.
+func (a *adjoints) addBase(b int, c float64, x []float64, transposed bool) {
+	if transposed {
+		addScaled(a.accT[b], c, x)
+		return
+	}
+	addScaled(a.baseBar[b], c, x)
+}
+
+// finish adds the transposed parts to the bases' adjoints.
+func (a *adjoints) finish(d int) {
+	for b, acc := range a.accT {
+		bar := a.baseBar[b]
+		for i := 0; i < d; i++ {
+			row := bar[i*d : (i+1)*d]
+			for j := range row {
+				row[j] += acc[j*d+i]
+			}
+		}
+	}
 }
 
 // NewEval returns an evaluation of p with every matrix zero.
@@ -27,7 +68,7 @@ func (p *Program) NewEval() *Eval {
 	dd := p.d * p.d
 	e := &Eval{p: p, mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
 		tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)),
-		nodeBar: matrices(len(p.nodes), dd), baseBar: matrices(p.bases, dd), tmp: make([]float64, dd)}
+		bar: newAdjoints(p), tmp: make([]float64, dd)}
 	return e
 }
 
@@ -144,7 +185,7 @@ func (e *Eval) Gradient(dst [][]float64) {
 	e.reverse()
 	for b, v := range e.p.varies {
 		if v {
-			copy(dst[b], e.baseBar[b])
+			copy(dst[b], e.bar.baseBar[b])
 		}
 	}
 }
@@ -152,13 +193,8 @@ func (e *Eval) Gradient(dst [][]float64) {
 // reverse accumulates the adjoints of the nodes and the varying bases
 // from the words' ω, through the nodes in reverse order.
 func (e *Eval) reverse() {
-	p, d := e.p, e.p.d
-	for _, x := range e.nodeBar {
-		clear(x)
-	}
-	for _, x := range e.baseBar {
-		clear(x)
-	}
+	p, d, a := e.p, e.p.d, &e.bar
+	a.clear()
 	for i, w := range p.words {
 		om := e.omega[i]
 		if om == 0 {
@@ -166,66 +202,85 @@ func (e *Eval) reverse() {
 		}
 		if w.left == bare(-1) { // ∂ tr X_c/∂X_c = I
 			if b := w.letter / 2; p.varies[b] {
-				addDiag(e.baseBar[b], om, d)
+				addDiag(a.baseBar[b], om, d)
 			}
 			continue
 		}
 		// ∂ tr(P X_c)/∂P = X_cᵀ, ∂/∂X_c = Pᵀ.
-		e.addToLeft(w.left, om, e.mats[w.letter^1], false)
-		e.addToLetter(w.letter, om, e.left(w.left), true)
+		e.addLetterToLeft(a, w.left, om, w.letter^1)
+		e.addToLetter(a, w.letter, om, e.left(w.left), true)
 	}
 	for i := len(p.nodes) - 1; i >= 0; i-- {
-		n, bar := p.nodes[i], e.nodeBar[i]
+		n, bar := p.nodes[i], a.nodeBar[i]
 		// N = P X_c: P̄ += N̄ X_cᵀ, X̄_c += Pᵀ N̄.
 		if e.wantsLeft(n.left) {
 			gemm.Mul(d, d, d, bar, e.mats[n.letter^1], e.tmp)
-			e.addToLeft(n.left, 1, e.tmp, false)
+			e.addToLeft(a, n.left, 1, e.tmp)
 		}
-		if p.varies[n.letter/2] {
-			gemm.MulTA(d, d, d, e.left(n.left), bar, e.tmp)
-			e.addToLetter(n.letter, 1, e.tmp, false)
-		}
+		e.addLeftTimes(a, n.left, n.letter, e.left(n.left), bar)
 	}
+	a.finish(d)
+}
+
+// addLeftTimes adds Pᵀ N̄ to the adjoint of the letter id (when its base
+// varies): X̄_b += Pᵀ N̄ for X_b, and (Pᵀ N̄)ᵀ = N̄ᵀ P for X_bᵀ, each one
+// product.
+func (e *Eval) addLeftTimes(a *adjoints, left, id int, p, nbar []float64) {
+	b, d := id/2, e.p.d
+	if !e.p.varies[b] {
+		return
+	}
+	if id%2 == 0 {
+		gemm.MulTA(d, d, d, p, nbar, e.tmp)
+	} else {
+		gemm.MulTA(d, d, d, nbar, p, e.tmp)
+	}
+	addScaled(a.baseBar[b], 1, e.tmp)
 }
 
 // wantsLeft reports whether a left factor's adjoint is needed: a node's
 // always, a bare letter's if its base varies.
 func (e *Eval) wantsLeft(l int) bool { return l >= 0 || e.p.varies[(-2-l)/2] }
 
-// addToLeft adds c·x (c·xᵀ with transposed) to the adjoint of the left
-// factor l: a node's, or the base of a bare letter's.
-func (e *Eval) addToLeft(l int, c float64, x []float64, transposed bool) {
+// addToLeft adds c·x to the adjoint of the left factor l: a node's, or
+// the base of a bare letter's.
+func (e *Eval) addToLeft(a *adjoints, l int, c float64, x []float64) {
 	if l >= 0 {
-		addScaled(e.nodeBar[l], c, x, transposed, e.p.d)
+		addScaled(a.nodeBar[l], c, x)
 		return
 	}
-	e.addToLetter(-2-l, c, x, transposed)
+	e.addToLetter(a, -2-l, c, x, false)
+}
+
+// addLetterToLeft adds c·X_id (a letter's matrix) to the adjoint of the
+// left factor l; for a bare letter X_{b0}ᵀ, whose base takes the
+// transpose, that is the letter id^1's matrix, stored.
+func (e *Eval) addLetterToLeft(a *adjoints, l int, c float64, id int) {
+	if l >= 0 {
+		addScaled(a.nodeBar[l], c, e.mats[id])
+		return
+	}
+	c0 := -2 - l
+	if b := c0 / 2; e.p.varies[b] {
+		addScaled(a.baseBar[b], c, e.mats[id^(c0%2)])
+	}
 }
 
 // addToLetter adds c·x (or c·xᵀ) as the adjoint of the letter id, to its
 // base's: X̄_b += x for X_b, X̄_b += xᵀ for X_bᵀ.
-func (e *Eval) addToLetter(id int, c float64, x []float64, transposed bool) {
+func (e *Eval) addToLetter(a *adjoints, id int, c float64, x []float64, transposed bool) {
 	b := id / 2
 	if !e.p.varies[b] {
 		return
 	}
-	addScaled(e.baseBar[b], c, x, transposed != (id%2 == 1), e.p.d)
+	a.addBase(b, c, x, transposed != (id%2 == 1))
 }
 
-// addScaled sets dst += c·x, or c·xᵀ.
-func addScaled(dst []float64, c float64, x []float64, transposed bool, d int) {
-	if !transposed {
-		x = x[:len(dst)]
-		for i, v := range x {
-			dst[i] += c * v
-		}
-		return
-	}
-	for i := 0; i < d; i++ {
-		row := dst[i*d : (i+1)*d]
-		for j := range row {
-			row[j] += c * x[j*d+i]
-		}
+// addScaled sets dst += c·x.
+func addScaled(dst []float64, c float64, x []float64) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] += c * v
 	}
 }
 

@@ -5,9 +5,9 @@ import "github.com/linattn/linattn/flow/internal/gemm"
 // tangent holds the derivatives along a direction of everything an Eval
 // computes: the letters, nodes, traces and ω, and the adjoints.
 type tangent struct {
-	mats, nodes      [][]float64
-	tr, omega        []float64
-	nodeBar, baseBar [][]float64
+	mats, nodes [][]float64
+	tr, omega   []float64
+	bar         adjoints
 }
 
 // GradientDir writes into dst[b] the derivative of the gradient ∂p/∂X_b
@@ -18,8 +18,7 @@ func (e *Eval) GradientDir(dst, dir [][]float64) {
 	p, d, dd := e.p, e.p.d, e.p.d*e.p.d
 	if e.dot == nil {
 		e.dot = &tangent{mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
-			tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)),
-			nodeBar: matrices(len(p.nodes), dd), baseBar: matrices(p.bases, dd)}
+			tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)), bar: newAdjoints(p)}
 	}
 	t := e.dot
 	for b, v := range p.varies {
@@ -33,7 +32,7 @@ func (e *Eval) GradientDir(dst, dir [][]float64) {
 	e.reverseDot()
 	for b, v := range p.varies {
 		if v {
-			copy(dst[b], t.baseBar[b])
+			copy(dst[b], t.bar.baseBar[b])
 		}
 	}
 }
@@ -61,11 +60,11 @@ func (e *Eval) forwardDot() {
 		clear(dst)
 		if ld := e.leftDot(n.left); ld != nil {
 			gemm.Mul(d, d, d, ld, e.mats[n.letter], e.tmp)
-			addScaled(dst, 1, e.tmp, false, d)
+			addScaled(dst, 1, e.tmp)
 		}
 		if e.varying(n.letter) {
 			gemm.Mul(d, d, d, e.left(n.left), t.mats[n.letter], e.tmp)
-			addScaled(dst, 1, e.tmp, false, d)
+			addScaled(dst, 1, e.tmp)
 		}
 	}
 	for i, w := range p.words {
@@ -114,69 +113,56 @@ func (e *Eval) omegaDot() {
 // reverseDot sets the tangents of the adjoints, the product rule applied
 // to reverse.
 func (e *Eval) reverseDot() {
-	p, t, d := e.p, e.dot, e.p.d
-	for _, x := range t.nodeBar {
-		clear(x)
-	}
-	for _, x := range t.baseBar {
-		clear(x)
-	}
+	p, t, d, a := e.p, e.dot, e.p.d, &e.dot.bar
+	a.clear()
 	for i, w := range p.words {
 		om, omDot := e.omega[i], t.omega[i]
 		if w.left == bare(-1) {
 			if b := w.letter / 2; p.varies[b] {
-				addDiag(t.baseBar[b], omDot, d)
+				addDiag(a.baseBar[b], omDot, d)
 			}
 			continue
 		}
 		// P̄ += ω X_cᵀ: its tangent ω̇ X_cᵀ + ω Ẋ_cᵀ.
-		e.addToLeftDot(w.left, omDot, e.mats[w.letter^1])
+		e.addLetterToLeft(a, w.left, omDot, w.letter^1)
 		if e.varying(w.letter) {
-			e.addToLeftDot(w.left, om, t.mats[w.letter^1])
+			e.addDotLetterToLeft(a, w.left, om, w.letter^1)
 		}
 		// X̄_c += ω Pᵀ: its tangent ω̇ Pᵀ + ω Ṗᵀ.
-		e.addToLetterDot(w.letter, omDot, e.left(w.left), true)
+		e.addToLetter(a, w.letter, omDot, e.left(w.left), true)
 		if ld := e.leftDot(w.left); ld != nil {
-			e.addToLetterDot(w.letter, om, ld, true)
+			e.addToLetter(a, w.letter, om, ld, true)
 		}
 	}
 	for i := len(p.nodes) - 1; i >= 0; i-- {
-		n, bar, barDot := p.nodes[i], e.nodeBar[i], t.nodeBar[i]
+		n, bar, barDot := p.nodes[i], e.bar.nodeBar[i], a.nodeBar[i]
 		// P̄ += N̄ X_cᵀ: its tangent N̄̇ X_cᵀ + N̄ Ẋ_cᵀ.
 		if e.wantsLeft(n.left) {
 			gemm.Mul(d, d, d, barDot, e.mats[n.letter^1], e.tmp)
-			e.addToLeftDot(n.left, 1, e.tmp)
+			e.addToLeft(a, n.left, 1, e.tmp)
 			if e.varying(n.letter) {
 				gemm.Mul(d, d, d, bar, t.mats[n.letter^1], e.tmp)
-				e.addToLeftDot(n.left, 1, e.tmp)
+				e.addToLeft(a, n.left, 1, e.tmp)
 			}
 		}
 		// X̄_c += Pᵀ N̄: its tangent Ṗᵀ N̄ + Pᵀ N̄̇.
-		if e.varying(n.letter) {
-			if ld := e.leftDot(n.left); ld != nil {
-				gemm.MulTA(d, d, d, ld, bar, e.tmp)
-				e.addToLetterDot(n.letter, 1, e.tmp, false)
-			}
-			gemm.MulTA(d, d, d, e.left(n.left), barDot, e.tmp)
-			e.addToLetterDot(n.letter, 1, e.tmp, false)
+		if ld := e.leftDot(n.left); ld != nil {
+			e.addLeftTimes(a, n.left, n.letter, ld, bar)
 		}
+		e.addLeftTimes(a, n.left, n.letter, e.left(n.left), barDot)
 	}
+	a.finish(d)
 }
 
-// addToLeftDot is addToLeft for the tangents.
-func (e *Eval) addToLeftDot(l int, c float64, x []float64) {
+// addDotLetterToLeft is addLetterToLeft with the letter's tangent.
+func (e *Eval) addDotLetterToLeft(a *adjoints, l int, c float64, id int) {
+	t := e.dot
 	if l >= 0 {
-		addScaled(e.dot.nodeBar[l], c, x, false, e.p.d)
+		addScaled(a.nodeBar[l], c, t.mats[id])
 		return
 	}
-	e.addToLetterDot(-2-l, c, x, false)
-}
-
-// addToLetterDot is addToLetter for the tangents.
-func (e *Eval) addToLetterDot(id int, c float64, x []float64, transposed bool) {
-	b := id / 2
-	if !e.p.varies[b] {
-		return
+	c0 := -2 - l
+	if b := c0 / 2; e.p.varies[b] {
+		addScaled(a.baseBar[b], c, t.mats[id^(c0%2)])
 	}
-	addScaled(e.dot.baseBar[b], c, x, transposed != (id%2 == 1), e.p.d)
 }
