@@ -16,9 +16,9 @@ type Eval struct {
 	tr          []float64 // the words' traces
 	omega       []float64 // ∂p/∂tr(word)
 	weights     []float64 // the group weights of the last Value
-	bar adjoints // ∂p/∂node and ∂p/∂X_b
-	tmp []float64
-	dot *tangent // JVP's, made on first use
+	bar         adjoints  // ∂p/∂node and ∂p/∂X_b
+	tmp         []float64
+	dot         *tangent // JVP's, made on first use
 }
 
 // adjoints are the derivatives of p with respect to the nodes (nodeBar)
