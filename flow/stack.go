@@ -3,6 +3,7 @@ package flow
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/linattn/linattn/flow/internal/traces"
 	"github.com/linattn/linattn/law"
@@ -79,10 +80,10 @@ func newStack(s *System) (*stack, error) {
 	for i, l := range s.lam {
 		st.sqrtLam[i] = math.Sqrt(l)
 	}
-	if st.prog, err = compileStackLoss(sl, d); err != nil {
+	if st.prog, err = compileStackLoss(sl); err != nil {
 		return nil, err
 	}
-	st.eval = st.prog.NewEval()
+	st.eval = st.prog.NewEval(d)
 	tm, err := s.Data.TaskMoments(law.Training, true)
 	if err != nil {
 		return nil, err
@@ -112,8 +113,39 @@ func matrices(n, size int) [][]float64 {
 
 // compileStackLoss turns the stack's loss into a traces program: base 0
 // is M̃ (constant), base 1 + ℓ the whitened map of set ℓ; group 0 holds
-// the signal terms, group 1 the noise's, weighted by σ².
-func compileStackLoss(sl *law.StackLoss, d int) (*traces.Program, error) {
+// the signal terms, group 1 the noise's, weighted by σ². The words and
+// their products depend on the depth alone, and are split once per
+// process (stackWords).
+func compileStackLoss(sl *law.StackLoss) (*traces.Program, error) {
+	words, err := stackWords(sl)
+	if err != nil {
+		return nil, err
+	}
+	var terms []traces.Term
+	for g, set := range [][]law.StackTerm{sl.Signal, sl.Noise} {
+		for _, t := range set {
+			terms = append(terms, traces.Term{Coef: t.Coef, Words: t.Words, Group: g})
+		}
+	}
+	p, err := words.WithTerms(terms)
+	if err != nil {
+		return nil, fmt.Errorf("flow: the stack's loss: %w", err)
+	}
+	return p, nil
+}
+
+var stackPrograms sync.Map // [2]int{layers, tied} → *traces.Program without terms
+
+// stackWords returns the program of the stack's words, compiling it on
+// first use.
+func stackWords(sl *law.StackLoss) (*traces.Program, error) {
+	key := [2]int{sl.Layers, 0}
+	if sl.Tied {
+		key[1] = 1
+	}
+	if p, ok := stackPrograms.Load(key); ok {
+		return p.(*traces.Program), nil
+	}
 	words := make([][]traces.Letter, len(sl.Words))
 	for i, w := range sl.Words {
 		words[i] = make([]traces.Letter, len(w))
@@ -125,12 +157,6 @@ func compileStackLoss(sl *law.StackLoss, d int) (*traces.Program, error) {
 			words[i][j] = traces.Letter{Base: 1 + layer, T: t}
 		}
 	}
-	var terms []traces.Term
-	for g, set := range [][]law.StackTerm{sl.Signal, sl.Noise} {
-		for _, t := range set {
-			terms = append(terms, traces.Term{Coef: t.Coef, Words: t.Words, Group: g})
-		}
-	}
 	sets := sl.Layers
 	if sl.Tied {
 		sets = 1
@@ -139,11 +165,12 @@ func compileStackLoss(sl *law.StackLoss, d int) (*traces.Program, error) {
 	for i := 1; i <= sets; i++ {
 		varies[i] = true
 	}
-	p, err := traces.Compile(d, 1+sets, varies, words, terms)
+	p, err := traces.Compile(1+sets, varies, words, nil)
 	if err != nil {
-		return nil, fmt.Errorf("flow: the stack's loss: %w", err)
+		return nil, fmt.Errorf("flow: the stack's words: %w", err)
 	}
-	return p, nil
+	q, _ := stackPrograms.LoadOrStore(key, p)
+	return q.(*traces.Program), nil
 }
 
 // whiten returns Λ^½ x Λ^½ of a D×D matrix in eigen coordinates.

@@ -22,7 +22,7 @@ type stackLinearization struct {
 
 func (st *stack) newLinearization(l *Linearization) *stackLinearization {
 	dd := st.d * st.d
-	sl := &stackLinearization{st: st, l: l, eval: st.prog.NewEval(), y: make([]float64, st.sets*st.setLen),
+	sl := &stackLinearization{st: st, l: l, eval: st.prog.NewEval(st.d), y: make([]float64, st.sets*st.setLen),
 		grad: matrices(st.sets+1, dd), hv: matrices(st.sets+1, dd), g: matrices(st.sets, dd), gt: matrices(st.sets, dd),
 		dm: matrices(st.sets, dd), dir: matrices(st.sets+1, dd), dg: matrices(st.sets, dd), dgt: matrices(st.sets, dd)}
 	sl.grad[0], sl.hv[0], sl.dir[0] = nil, nil, nil

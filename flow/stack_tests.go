@@ -26,7 +26,7 @@ type stackTestLaw struct {
 }
 
 func (st *stack) newTests(data *law.Data) (*stackTests, error) {
-	t := &stackTests{eval: st.prog.NewEval()}
+	t := &stackTests{eval: st.prog.NewEval(st.d)}
 	sets := []law.Sequences{law.InContextTest}
 	if data.HasFixed() {
 		sets = append(sets, law.InWeightTest, law.InDistributionTest)

@@ -3,33 +3,38 @@ package traces
 import (
 	"fmt"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/linattn/linattn/flow/internal/gemm"
 )
 
-// Eval holds a program's matrices at one point, the products and traces
-// of its words there and, after Gradient, their adjoints. It is not safe
-// for concurrent use; each goroutine takes its own (Program.NewEval).
+// Eval holds a program's matrices at one point (of size d×d), the
+// products and traces of its words there and, after Gradient, their
+// adjoints. It is not safe for concurrent use; each goroutine takes its
+// own (Program.NewEval).
 type Eval struct {
 	p *Program
-	// mats[2b] = X_b and mats[2b+1] = X_bᵀ; nodes the prefix products.
+	d int
+	// mats[2b] = X_b and mats[2b+1] = X_bᵀ; nodes the chains' products.
 	mats, nodes [][]float64
 	tr          []float64 // the words' traces
 	omega       []float64 // ∂p/∂tr(word)
 	weights     []float64 // the group weights of the last Value
 	bar         adjoints  // ∂p/∂node and ∂p/∂X_b
 	tmp         []float64
-	dot         *tangent // JVP's, made on first use
+	dot         *tangent // GradientDir's, made on first use
 }
 
 // adjoints are the derivatives of p with respect to the nodes (nodeBar)
-// and the bases (baseBar, with the part accT gathered transposed, added
-// once at the end: no addition runs across a matrix's columns).
+// and the bases (baseBar, with the part accT gathered transposed and
+// added once at the end, so that no addition runs down a matrix's
+// columns).
 type adjoints struct {
 	nodeBar, baseBar, accT [][]float64
 }
 
-func newAdjoints(p *Program) adjoints {
-	dd := p.d * p.d
+func newAdjoints(p *Program, d int) adjoints {
+	dd := d * d
 	return adjoints{nodeBar: matrices(len(p.nodes), dd), baseBar: matrices(p.bases, dd), accT: matrices(p.bases, dd)}
 }
 
@@ -39,15 +44,6 @@ func (a *adjoints) clear() {
 			clear(x)
 		}
 	}
-}
-
-// addBase adds c·x, or c·xᵀ, to the adjoint of base b.
-func (a *adjoints) addBase(b int, c float64, x []float64, transposed bool) {
-	if transposed {
-		addScaled(a.accT[b], c, x)
-		return
-	}
-	addScaled(a.baseBar[b], c, x)
 }
 
 // finish adds the transposed parts to the bases' adjoints.
@@ -63,13 +59,12 @@ func (a *adjoints) finish(d int) {
 	}
 }
 
-// NewEval returns an evaluation of p with every matrix zero.
-func (p *Program) NewEval() *Eval {
-	dd := p.d * p.d
-	e := &Eval{p: p, mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
+// NewEval returns an evaluation of p on d×d matrices, every one zero.
+func (p *Program) NewEval(d int) *Eval {
+	dd := d * d
+	return &Eval{p: p, d: d, mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
 		tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)),
-		bar: newAdjoints(p), tmp: make([]float64, dd)}
-	return e
+		bar: newAdjoints(p, d), tmp: make([]float64, dd)}
 }
 
 func matrices(n, size int) [][]float64 {
@@ -82,7 +77,7 @@ func matrices(n, size int) [][]float64 {
 
 // Set sets X_b to the row-major d×d matrix x (copied).
 func (e *Eval) Set(b int, x []float64) {
-	d := e.p.d
+	d := e.d
 	if len(x) != d*d {
 		panic(fmt.Sprintf("traces: len(x) = %d, want %d", len(x), d*d))
 	}
@@ -98,8 +93,8 @@ func transpose(dst, x []float64, d int) {
 	}
 }
 
-// left returns the matrix of a left factor: a node's product or a letter.
-func (e *Eval) left(l int) []float64 {
+// chain returns the matrix of a chain: a node's product or a letter.
+func (e *Eval) chain(l int) []float64 {
 	if l >= 0 {
 		return e.nodes[l]
 	}
@@ -109,17 +104,20 @@ func (e *Eval) left(l int) []float64 {
 // Value computes the products and traces at the matrices set and returns
 // p with the group weights (one per group; Program.Groups).
 func (e *Eval) Value(weights []float64) float64 {
-	p := e.p
+	p, d := e.p, e.d
 	if len(weights) != p.groups {
 		panic(fmt.Sprintf("traces: %d weights for %d groups", len(weights), p.groups))
 	}
 	e.weights = append(e.weights[:0], weights...)
-	d := p.d
 	for i, n := range p.nodes {
-		gemm.Mul(d, d, d, e.left(n.left), e.mats[n.letter], e.nodes[i])
+		gemm.Mul(d, d, d, e.chain(n.left), e.mats[n.letter], e.nodes[i])
 	}
 	for i, w := range p.words {
-		e.tr[i] = traceOf(e, w)
+		if w.right == bare(-1) {
+			e.tr[i] = diagSum(e.chain(w.left), d)
+			continue
+		}
+		e.tr[i] = dotProduct(e.chain(w.left), e.chain(w.right))
 	}
 	var sum float64
 	for _, t := range p.terms {
@@ -132,15 +130,6 @@ func (e *Eval) Value(weights []float64) float64 {
 	return sum
 }
 
-// traceOf is tr(left · X_c) = ⟨left, X_cᵀ⟩, or tr X_c for a single letter.
-func traceOf(e *Eval, w node) float64 {
-	d := e.p.d
-	if w.left == bare(-1) {
-		return diagSum(e.mats[w.letter], d)
-	}
-	return dotProduct(e.left(w.left), e.mats[w.letter^1])
-}
-
 func diagSum(x []float64, d int) float64 {
 	var s float64
 	for i := 0; i < d; i++ {
@@ -149,14 +138,8 @@ func diagSum(x []float64, d int) float64 {
 	return s
 }
 
-func dotProduct(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s float64
-	for i, v := range x {
-		s += v * y[i]
-	}
-	return s
-}
+// dotProduct is ⟨x, y⟩ (gonum's assembly kernel).
+func dotProduct(x, y []float64) float64 { return floats.Dot(x, y) }
 
 // Trace returns the trace of word i at the last Value.
 func (e *Eval) Trace(i int) float64 { return e.tr[i] }
@@ -193,31 +176,31 @@ func (e *Eval) Gradient(dst [][]float64) {
 // reverse accumulates the adjoints of the nodes and the varying bases
 // from the words' ω, through the nodes in reverse order.
 func (e *Eval) reverse() {
-	p, d, a := e.p, e.p.d, &e.bar
+	p, d, a := e.p, e.d, &e.bar
 	a.clear()
 	for i, w := range p.words {
 		om := e.omega[i]
 		if om == 0 {
 			continue
 		}
-		if w.left == bare(-1) { // ∂ tr X_c/∂X_c = I
-			if b := w.letter / 2; p.varies[b] {
+		if w.right == bare(-1) { // ∂ tr X_c/∂X_c = I
+			if b := (-2 - w.left) / 2; p.varies[b] {
 				addDiag(a.baseBar[b], om, d)
 			}
 			continue
 		}
-		// ∂ tr(P X_c)/∂P = X_cᵀ, ∂/∂X_c = Pᵀ.
-		e.addLetterToLeft(a, w.left, om, w.letter^1)
-		e.addToLetter(a, w.letter, om, e.left(w.left), true)
+		// ∂⟨P, S⟩/∂P = S and ∂/∂S = P.
+		e.addToChain(a, w.left, om, e.chain(w.right))
+		e.addToChain(a, w.right, om, e.chain(w.left))
 	}
 	for i := len(p.nodes) - 1; i >= 0; i-- {
 		n, bar := p.nodes[i], a.nodeBar[i]
 		// N = P X_c: P̄ += N̄ X_cᵀ, X̄_c += Pᵀ N̄.
-		if e.wantsLeft(n.left) {
+		if e.wantsChain(n.left) {
 			gemm.Mul(d, d, d, bar, e.mats[n.letter^1], e.tmp)
-			e.addToLeft(a, n.left, 1, e.tmp)
+			e.addToChain(a, n.left, 1, e.tmp)
 		}
-		e.addLeftTimes(a, n.left, n.letter, e.left(n.left), bar)
+		e.addLeftTimes(a, n.letter, e.chain(n.left), bar)
 	}
 	a.finish(d)
 }
@@ -225,8 +208,8 @@ func (e *Eval) reverse() {
 // addLeftTimes adds Pᵀ N̄ to the adjoint of the letter id (when its base
 // varies): X̄_b += Pᵀ N̄ for X_b, and (Pᵀ N̄)ᵀ = N̄ᵀ P for X_bᵀ, each one
 // product.
-func (e *Eval) addLeftTimes(a *adjoints, left, id int, p, nbar []float64) {
-	b, d := id/2, e.p.d
+func (e *Eval) addLeftTimes(a *adjoints, id int, p, nbar []float64) {
+	b, d := id/2, e.d
 	if !e.p.varies[b] {
 		return
 	}
@@ -238,51 +221,31 @@ func (e *Eval) addLeftTimes(a *adjoints, left, id int, p, nbar []float64) {
 	addScaled(a.baseBar[b], 1, e.tmp)
 }
 
-// wantsLeft reports whether a left factor's adjoint is needed: a node's
+// wantsChain reports whether a chain's adjoint is needed: a node's
 // always, a bare letter's if its base varies.
-func (e *Eval) wantsLeft(l int) bool { return l >= 0 || e.p.varies[(-2-l)/2] }
+func (e *Eval) wantsChain(l int) bool { return l >= 0 || e.p.varies[(-2-l)/2] }
 
-// addToLeft adds c·x to the adjoint of the left factor l: a node's, or
-// the base of a bare letter's.
-func (e *Eval) addToLeft(a *adjoints, l int, c float64, x []float64) {
+// addToChain adds c·x to the adjoint of the chain l: a node's, or for a
+// bare letter its base's (X̄_b += c·x for X_b, c·xᵀ for X_bᵀ).
+func (e *Eval) addToChain(a *adjoints, l int, c float64, x []float64) {
 	if l >= 0 {
 		addScaled(a.nodeBar[l], c, x)
 		return
 	}
-	e.addToLetter(a, -2-l, c, x, false)
-}
-
-// addLetterToLeft adds c·X_id (a letter's matrix) to the adjoint of the
-// left factor l; for a bare letter X_{b0}ᵀ, whose base takes the
-// transpose, that is the letter id^1's matrix, stored.
-func (e *Eval) addLetterToLeft(a *adjoints, l int, c float64, id int) {
-	if l >= 0 {
-		addScaled(a.nodeBar[l], c, e.mats[id])
-		return
-	}
-	c0 := -2 - l
-	if b := c0 / 2; e.p.varies[b] {
-		addScaled(a.baseBar[b], c, e.mats[id^(c0%2)])
-	}
-}
-
-// addToLetter adds c·x (or c·xᵀ) as the adjoint of the letter id, to its
-// base's: X̄_b += x for X_b, X̄_b += xᵀ for X_bᵀ.
-func (e *Eval) addToLetter(a *adjoints, id int, c float64, x []float64, transposed bool) {
+	id := -2 - l
 	b := id / 2
 	if !e.p.varies[b] {
 		return
 	}
-	a.addBase(b, c, x, transposed != (id%2 == 1))
+	if id%2 == 1 {
+		addScaled(a.accT[b], c, x)
+		return
+	}
+	addScaled(a.baseBar[b], c, x)
 }
 
-// addScaled sets dst += c·x.
-func addScaled(dst []float64, c float64, x []float64) {
-	x = x[:len(dst)]
-	for i, v := range x {
-		dst[i] += c * v
-	}
-}
+// addScaled sets dst += c·x (gonum's assembly kernel).
+func addScaled(dst []float64, c float64, x []float64) { floats.AddScaled(dst, c, x) }
 
 func addDiag(dst []float64, c float64, d int) {
 	for i := 0; i < d; i++ {

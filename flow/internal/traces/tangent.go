@@ -15,10 +15,10 @@ type tangent struct {
 // are ignored): the Hessian of p applied to dir, at the matrices of the
 // last Value, after Gradient there.
 func (e *Eval) GradientDir(dst, dir [][]float64) {
-	p, d, dd := e.p, e.p.d, e.p.d*e.p.d
+	p, d, dd := e.p, e.d, e.d*e.d
 	if e.dot == nil {
 		e.dot = &tangent{mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
-			tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)), bar: newAdjoints(p)}
+			tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)), bar: newAdjoints(p, d)}
 	}
 	t := e.dot
 	for b, v := range p.varies {
@@ -40,8 +40,8 @@ func (e *Eval) GradientDir(dst, dir [][]float64) {
 // varying reports whether the letter id's base varies (has a tangent).
 func (e *Eval) varying(id int) bool { return e.p.varies[id/2] }
 
-// leftDot returns the tangent of a left factor, nil for a constant letter.
-func (e *Eval) leftDot(l int) []float64 {
+// chainDot returns the tangent of a chain, nil for a constant letter.
+func (e *Eval) chainDot(l int) []float64 {
 	if l >= 0 {
 		return e.dot.nodes[l]
 	}
@@ -52,34 +52,33 @@ func (e *Eval) leftDot(l int) []float64 {
 }
 
 // forwardDot sets the tangents of the nodes, Ṅ = Ṗ X_c + P Ẋ_c, and of
-// the traces.
+// the traces, ⟨Ṗ, S⟩ + ⟨P, Ṡ⟩.
 func (e *Eval) forwardDot() {
-	p, t, d := e.p, e.dot, e.p.d
+	p, t, d := e.p, e.dot, e.d
 	for i, n := range p.nodes {
 		dst := t.nodes[i]
 		clear(dst)
-		if ld := e.leftDot(n.left); ld != nil {
+		if ld := e.chainDot(n.left); ld != nil {
 			gemm.Mul(d, d, d, ld, e.mats[n.letter], e.tmp)
 			addScaled(dst, 1, e.tmp)
 		}
 		if e.varying(n.letter) {
-			gemm.Mul(d, d, d, e.left(n.left), t.mats[n.letter], e.tmp)
+			gemm.Mul(d, d, d, e.chain(n.left), t.mats[n.letter], e.tmp)
 			addScaled(dst, 1, e.tmp)
 		}
 	}
 	for i, w := range p.words {
 		var s float64
-		switch {
-		case w.left == bare(-1):
-			if e.varying(w.letter) {
-				s = diagSum(t.mats[w.letter], d)
+		if w.right == bare(-1) {
+			if ld := e.chainDot(w.left); ld != nil {
+				s = diagSum(ld, d)
 			}
-		default:
-			if ld := e.leftDot(w.left); ld != nil {
-				s += dotProduct(ld, e.mats[w.letter^1])
+		} else {
+			if ld := e.chainDot(w.left); ld != nil {
+				s += dotProduct(ld, e.chain(w.right))
 			}
-			if e.varying(w.letter) {
-				s += dotProduct(e.left(w.left), t.mats[w.letter^1])
+			if rd := e.chainDot(w.right); rd != nil {
+				s += dotProduct(e.chain(w.left), rd)
 			}
 		}
 		t.tr[i] = s
@@ -113,56 +112,43 @@ func (e *Eval) omegaDot() {
 // reverseDot sets the tangents of the adjoints, the product rule applied
 // to reverse.
 func (e *Eval) reverseDot() {
-	p, t, d, a := e.p, e.dot, e.p.d, &e.dot.bar
+	p, t, d, a := e.p, e.dot, e.d, &e.dot.bar
 	a.clear()
 	for i, w := range p.words {
 		om, omDot := e.omega[i], t.omega[i]
-		if w.left == bare(-1) {
-			if b := w.letter / 2; p.varies[b] {
+		if w.right == bare(-1) {
+			if b := (-2 - w.left) / 2; p.varies[b] {
 				addDiag(a.baseBar[b], omDot, d)
 			}
 			continue
 		}
-		// P̄ += ω X_cᵀ: its tangent ω̇ X_cᵀ + ω Ẋ_cᵀ.
-		e.addLetterToLeft(a, w.left, omDot, w.letter^1)
-		if e.varying(w.letter) {
-			e.addDotLetterToLeft(a, w.left, om, w.letter^1)
+		// P̄ += ω S and S̄ += ω P: their tangents ω̇ S + ω Ṡ and ω̇ P + ω Ṗ.
+		ld, rd := e.chainDot(w.left), e.chainDot(w.right)
+		e.addToChain(a, w.left, omDot, e.chain(w.right))
+		if rd != nil {
+			e.addToChain(a, w.left, om, rd)
 		}
-		// X̄_c += ω Pᵀ: its tangent ω̇ Pᵀ + ω Ṗᵀ.
-		e.addToLetter(a, w.letter, omDot, e.left(w.left), true)
-		if ld := e.leftDot(w.left); ld != nil {
-			e.addToLetter(a, w.letter, om, ld, true)
+		e.addToChain(a, w.right, omDot, e.chain(w.left))
+		if ld != nil {
+			e.addToChain(a, w.right, om, ld)
 		}
 	}
 	for i := len(p.nodes) - 1; i >= 0; i-- {
 		n, bar, barDot := p.nodes[i], e.bar.nodeBar[i], a.nodeBar[i]
 		// P̄ += N̄ X_cᵀ: its tangent N̄̇ X_cᵀ + N̄ Ẋ_cᵀ.
-		if e.wantsLeft(n.left) {
+		if e.wantsChain(n.left) {
 			gemm.Mul(d, d, d, barDot, e.mats[n.letter^1], e.tmp)
-			e.addToLeft(a, n.left, 1, e.tmp)
+			e.addToChain(a, n.left, 1, e.tmp)
 			if e.varying(n.letter) {
 				gemm.Mul(d, d, d, bar, t.mats[n.letter^1], e.tmp)
-				e.addToLeft(a, n.left, 1, e.tmp)
+				e.addToChain(a, n.left, 1, e.tmp)
 			}
 		}
 		// X̄_c += Pᵀ N̄: its tangent Ṗᵀ N̄ + Pᵀ N̄̇.
-		if ld := e.leftDot(n.left); ld != nil {
-			e.addLeftTimes(a, n.left, n.letter, ld, bar)
+		if ld := e.chainDot(n.left); ld != nil {
+			e.addLeftTimes(a, n.letter, ld, bar)
 		}
-		e.addLeftTimes(a, n.left, n.letter, e.left(n.left), barDot)
+		e.addLeftTimes(a, n.letter, e.chain(n.left), barDot)
 	}
 	a.finish(d)
-}
-
-// addDotLetterToLeft is addLetterToLeft with the letter's tangent.
-func (e *Eval) addDotLetterToLeft(a *adjoints, l int, c float64, id int) {
-	t := e.dot
-	if l >= 0 {
-		addScaled(a.nodeBar[l], c, t.mats[id])
-		return
-	}
-	c0 := -2 - l
-	if b := c0 / 2; e.p.varies[b] {
-		addScaled(a.baseBar[b], c, t.mats[id^(c0%2)])
-	}
 }

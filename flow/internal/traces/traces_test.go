@@ -29,7 +29,7 @@ func randomProgram(t *testing.T, rng *rand.Rand, d int) (*Program, [][]Letter, [
 		}
 		terms = append(terms, Term{Coef: rng.NormFloat64(), Words: ws, Group: rng.IntN(2)})
 	}
-	p, err := Compile(d, bases, []bool{true, true, false}, words, terms)
+	p, err := Compile(bases, []bool{true, true, false}, words, terms)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestValueGradientDirection(t *testing.T) {
 	p, words, terms := randomProgram(t, rng, d)
 	xs := randomMatrices(rng, 3, d)
 	weights := []float64{1.3, -0.7}
-	e := p.NewEval()
+	e := p.NewEval(d)
 	set := func(xs []*mat.Dense) {
 		for b, x := range xs {
 			e.Set(b, x.RawMatrix().Data)
@@ -164,7 +164,7 @@ func TestCompileRefuses(t *testing.T) {
 		"bad base":   {words: [][]Letter{{{Base: 2}}}},
 		"bad word":   {words: [][]Letter{{{Base: 0}}}, terms: []Term{{Coef: 1, Words: []int{1}}}},
 	} {
-		if _, err := Compile(3, 2, nil, c.words, c.terms); err == nil {
+		if _, err := Compile(2, nil, c.words, c.terms); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
