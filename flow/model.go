@@ -150,7 +150,7 @@ func NewSystem(data *law.Data, m Model) (*System, error) {
 	if m.Layer != ReducedLayer && m.Layer != FullLayer && m.Layer != LabelKeyLayer {
 		return nil, fmt.Errorf("flow: Layer = %d, want ReducedLayer, FullLayer or LabelKeyLayer", int(m.Layer))
 	}
-	if err := m.checkDepth(); err != nil {
+	if err := m.CheckDepth(); err != nil {
 		return nil, err
 	}
 	s.n = m.flowLen(d) + m.extrasLen(d)

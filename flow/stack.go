@@ -42,8 +42,9 @@ type stack struct {
 	vq                 []float64
 }
 
-// checkDepth validates Layers and Tied.
-func (m Model) checkDepth() error {
+// CheckDepth validates Layers and Tied: a stack of 2 to
+// law.MaxStackLayers reduced layers, tied only when it has two or more.
+func (m Model) CheckDepth() error {
 	switch {
 	case m.Layers < 0 || m.Layers > law.MaxStackLayers:
 		return fmt.Errorf("flow: Layers = %d, want 1 ≤ L ≤ %d (0 for one layer)", m.Layers, law.MaxStackLayers)
@@ -246,5 +247,45 @@ func (st *stack) deriv(dydt, y []float64) {
 		yl := st.set(y, l)
 		effectiveMapTo(st.m[l], st.vq, yl, st.model, st.d) // the rows v_i q of this set
 		separateChain(st.set(dydt, l), yl, st.vq, st.g[l], st.gt[l], st.model.H, st.model.R, st.d)
+	}
+}
+
+// Maps writes the effective map M_ℓ = Σ_i v_i U_i (or Σ_{i,r} v_i k q ᵀ)
+// of each set of heads of the state y into dst[ℓ] (row-major D×D), in the
+// basis of y: the layers' preconditioners are their transposes,
+// A_ℓ = M_ℓᵀ (docs/math.md, "Depth").
+func (m Model) Maps(dst [][]float64, y []float64, d int) {
+	size := m.headsLen(d)
+	vq := make([]float64, m.H*max(1, m.R)*d)
+	for l := 0; l < m.HeadSets(); l++ {
+		effectiveMapTo(dst[l], vq, y[l*size:(l+1)*size], m, d)
+	}
+}
+
+// MapsGradient writes into dst (the heads' part of the state) the
+// gradient with respect to the heads y of a function of the layers' maps
+// whose gradient with respect to each M_ℓ is gm[ℓ], by the chain rule of
+// the one layer: ∂/∂U_i = v_i G, ∂/∂v_i = ⟨U_i, G⟩ (merged) and
+// ∂/∂k = v_i G q, ∂/∂q = v_i Gᵀ k, ∂/∂v_i = Σ_r kᵀ G q (separate), with
+// G = gm[ℓ]. In any basis.
+func (m Model) MapsGradient(dst, y []float64, gm [][]float64, d int) {
+	size := m.headsLen(d)
+	var vq, gt, mm []float64
+	if m.Kind == Separate {
+		vq, gt, mm = make([]float64, m.H*m.R*d), make([]float64, d*d), make([]float64, d*d)
+	}
+	for l := 0; l < m.HeadSets(); l++ {
+		yl, dl := y[l*size:(l+1)*size], dst[l*size:(l+1)*size]
+		if m.Kind == Merged {
+			mergedChain(dl, yl, gm[l], m.H, d, 1)
+			continue
+		}
+		effectiveMapTo(mm, vq, yl, m, d)
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				gt[j*d+i] = gm[l][i*d+j]
+			}
+		}
+		separateChain(dl, yl, vq, gm[l], gt, m.H, m.R, d)
 	}
 }

@@ -96,7 +96,19 @@ func (m *Model) validate() error {
 	if !slices.Contains(flow.Layers(), m.Layer) {
 		return fmt.Errorf("train: Layer = %d, want flow.ReducedLayer, flow.FullLayer or flow.LabelKeyLayer", int(m.Layer))
 	}
-	return nil
+	return m.validateDepth()
+}
+
+// validateDepth checks a stack: of reduced layers (flow.Model's checks)
+// with linear attention, whose stacking is gradient descent.
+func (m *Model) validateDepth() error {
+	if m.Depth() == 1 {
+		return nil
+	}
+	if m.Attention != Linear {
+		return fmt.Errorf("train: a stack of %d layers is of linear attention, not %v", m.Depth(), m.Attention)
+	}
+	return m.Model.CheckDepth()
 }
 
 // hr returns the number of key–query pairs: H·R (separate) or H (merged,

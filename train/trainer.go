@@ -139,6 +139,9 @@ func (c *Config) resolvePath() Path {
 	if c.Path != AutoPath {
 		return c.Path
 	}
+	if c.Model.Depth() > 1 {
+		return DirectPath
+	}
 	if c.Model.Attention == Linear && c.Batch == 0 && c.features() <= MaxMomentFeatures {
 		return MomentsPath
 	}
@@ -152,6 +155,9 @@ func (c *Config) features() int {
 }
 
 func (t *Trainer) checkPath() error {
+	if t.cfg.Model.Depth() > 1 && t.path != DirectPath {
+		return fmt.Errorf("train: a stack of %d layers is evaluated token by token (DirectPath), not by the %v path", t.cfg.Model.Depth(), t.path)
+	}
 	if t.path != MomentsPath {
 		return nil
 	}
@@ -168,6 +174,8 @@ func (t *Trainer) checkPath() error {
 func (t *Trainer) objective(smp *sampler, set seqSet, n int) objective {
 	m := &t.cfg.Model
 	switch {
+	case m.Depth() > 1:
+		return newStackObjective(sampleRaw(smp, set, n), m, t.shape)
 	case t.path == MomentsPath:
 		return newLinearObjective(t.coef, newMomentsObjective(sampleMoments(smp, t.fm, set, n)))
 	case t.path == ColumnsPath || m.Attention == Softmax:
