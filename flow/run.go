@@ -389,7 +389,8 @@ type Trajectory struct {
 
 	// TestICL, TestIWL and TestIDG are the exact in-context, in-weight and
 	// in-distribution test losses at Times (RunSettings.TestLosses;
-	// System.TestLosses).
+	// System.TestLosses); the last two NaN without fixed tasks, which
+	// define those tests (RunArrays leaves them out).
 	TestICL, TestIWL, TestIDG []float64
 
 	sys   *System
