@@ -98,13 +98,15 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if out == "" {
 		out = filepath.Join("out", "sweep")
 	}
-	if err := output.PrepareDir(filepath.Join(out, "index.npz")); err != nil {
+	created, err := output.PrepareDir(filepath.Join(out, "index.npz"))
+	if err != nil {
 		return usageErr("-o %s: %v", out, err)
 	}
 	r := &sweepRunner{ctx: ctx, cmd: c, sweep: sw, dir: out, specDir: filepath.Dir(*specFile),
 		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
 	rows, base, err := r.runShard(shardI, shardN, *jobs, *shard != "")
 	if err != nil {
+		output.RemoveEmptyDirs(created) // a failed sweep leaves no empty folder
 		fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
 		return ExitFailure
 	}
