@@ -159,7 +159,13 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"task-white", "-1"}, "-task-white = -1, want a finite C > 0"},
 		{[]string{"task-spectrum", "power:x"}, `-task-spectrum = "power:x", want power:ALPHA with a finite ALPHA ≥ 0`},
 		{[]string{"task-eigvecs", "random:2"}, "-task-eigvecs needs the eigenvalues: give -task-eigs, -task-spectrum or -task-white"},
-		{[]string{"task-white", "1", "task-eigvecs", "spin"}, `-task-eigvecs = "spin", want identity, random, random:SEED or a FILE.npy`},
+		{[]string{"task-eigs", "1,2,3,4", "task-eigvecs", "spin"}, `-task-eigvecs = "spin", want identity, random:SEED (a Haar rotation drawn from SEED) or a FILE.npy`},
+		// Issue 45, unclear cases 1 and 2: Ω's eigenvectors have no
+		// default seed to call random; a white Ω has no eigenvectors of
+		// its own.
+		{[]string{"task-eigs", "1,2,3,4", "task-eigvecs", "random"}, `-task-eigvecs = "random", want identity, random:SEED (a Haar rotation drawn from SEED) or a FILE.npy`},
+		{[]string{"task-white", "2", "task-eigvecs", "random:5"}, `-task-eigvecs = "random:5": -task-white 2 makes the covariance 2·I, of which every vector is an eigenvector; leave -task-eigvecs out`},
+		{[]string{"task-eigs", "1,2,3,4", "test-task-white", "2", "test-task-eigvecs", "random:5"}, `-test-task-eigvecs = "random:5": -test-task-white 2 makes the covariance 2·I`},
 		{[]string{"test-task-white", "0"}, "-test-task-white = 0, want a finite C > 0"},
 		{[]string{"test-task-white", "2", "test", "0"}, "-test-task-white: no in-context test loss is computed here"},
 		{[]string{"w0", "1,2,3", "icl", "0.5"}, "-w0 has 3 numbers, want K·D = a multiple of D = 4"},

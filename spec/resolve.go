@@ -492,6 +492,9 @@ func (j *Job) eigenvectorsOf(name string, ev *string, d int) (*mat.Dense, error)
 		return law.RandomRotation(d, seed), nil
 	}
 	if !strings.HasSuffix(*ev, ".npy") {
+		if name != "eigvecs" { // -eigvecs random is Λ's default rotation (resolveSpectrum); Ω's have no default seed
+			return nil, fmt.Errorf("-%s = %q, want identity, random:SEED (a Haar rotation drawn from SEED) or a FILE.npy", name, *ev)
+		}
 		return nil, fmt.Errorf("-%s = %q, want identity, random, random:SEED or a FILE.npy", name, *ev)
 	}
 	data, shape, err := j.readNPY(name, ev)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/linattn/linattn/export"
 )
 
@@ -222,6 +224,41 @@ func TestTaskLawFiles(t *testing.T) {
 	for _, f := range []string{"w0-file", "task-eigvecs"} {
 		if in, ok := job.Inputs[f]; !ok || in.SHA256 == "" || !filepath.IsAbs(in.Path) {
 			t.Errorf("-%s not recorded: %+v", f, in)
+		}
+	}
+}
+
+// TestTestLawEigenvectors: Ω_test given by its eigenvalues alone takes
+// Ω's eigenvectors (issue 45, unclear case 14: it took the identity, so
+// -task-eigs 4,2,1,0.5 -task-eigvecs random:5 -test-task-eigs 4,2,1,0.5
+// tested on another law than the training one); with a white Ω, or none,
+// the identity. A white covariance records no eigenvectors, as it has
+// none of its own.
+func TestTestLawEigenvectors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flags    []string
+		vecs     string // the resolved -test-task-eigvecs
+		sameAsTr bool   // Ω_test = Ω
+	}{
+		{[]string{"task-eigs", "4,2,1,0.5", "task-eigvecs", "random:5", "test-task-eigs", "4,2,1,0.5"}, "random:5", true},
+		{[]string{"task-eigs", "4,2,1,0.5", "task-eigvecs", "random:5", "test-task-eigs", "4,2,1,0.5", "test-task-eigvecs", "identity"}, "identity", false},
+		{[]string{"task-white", "2", "test-task-eigs", "4,2,1,0.5"}, "identity", false},
+		{[]string{"noise", "0.1", "test-task-spectrum", "power:1"}, "identity", false},
+	} {
+		job, err := Resolve(parseFlags(t, tc.flags...), RunGroups()...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.flags, err)
+		}
+		tasks := job.Data.Tasks()
+		if got := job.Spec.TestTaskEigvecs; got != tc.vecs {
+			t.Errorf("%v: -test-task-eigvecs resolved to %q, want %q", tc.flags, got, tc.vecs)
+		}
+		if same := tasks.Cov != nil && mat.EqualApprox(tasks.Cov, tasks.TestCov, 1e-15); same != tc.sameAsTr {
+			t.Errorf("%v: Ω_test = Ω is %v, want %v", tc.flags, same, tc.sameAsTr)
+		}
+		if job.Spec.Given("task-white") && job.Spec.Given("task-eigvecs") {
+			t.Errorf("%v: a white Ω records -task-eigvecs %q", tc.flags, job.Spec.TaskEigvecs)
 		}
 	}
 }
