@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -16,7 +17,11 @@ import (
 // decodeNPY reads a float64 .npy file into C order with its shape.
 func decodeNPY(content []byte) ([]float64, []int, error) {
 	a, err := export.ReadNPY(bytes.NewReader(content))
-	if err != nil {
+	var de *export.DtypeError
+	switch {
+	case errors.As(err, &de):
+		return nil, nil, wantFloat64(de.Type)
+	case err != nil:
 		return nil, nil, err
 	}
 	return floatData(a)
@@ -25,9 +30,16 @@ func decodeNPY(content []byte) ([]float64, []int, error) {
 // floatData is a's float64 data and shape.
 func floatData(a export.Array) ([]float64, []int, error) {
 	if a.Float == nil {
-		return nil, nil, fmt.Errorf("data type %q, want float64 ('<f8'; numpy: a.astype(numpy.float64))", a.Dtype())
+		return nil, nil, wantFloat64(a.Dtype())
 	}
 	return a.Float, a.Shape, nil
+}
+
+// wantFloat64 is the error of an input array of numpy type dtype: the
+// inputs are float64, whatever else the reader takes (one message for
+// float32, int64, …).
+func wantFloat64(dtype string) error {
+	return fmt.Errorf("data type %q, want float64 ('<f8'; numpy: a.astype(numpy.float64))", dtype)
 }
 
 // readInit reads -init: v (H,), and K, Q (H, R, D) for the separate model
@@ -99,7 +111,11 @@ func (in *initFile) shapes() (need, extras map[string][]int) {
 // read returns the float64 array name, which must have the shape want.
 func (in *initFile) read(name string, want []int) ([]float64, error) {
 	a, err := in.zr.Read(name)
-	if err != nil {
+	var de *export.DtypeError
+	switch {
+	case errors.As(err, &de):
+		return nil, fmt.Errorf("-init %s: array %q: %w", in.path, name, wantFloat64(de.Type))
+	case err != nil:
 		return nil, fmt.Errorf("-init %s: %w", in.path, err)
 	}
 	data, shape, err := floatData(a)

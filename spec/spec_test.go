@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -259,6 +260,48 @@ func TestTestLawEigenvectors(t *testing.T) {
 		}
 		if job.Spec.Given("task-white") && job.Spec.Given("task-eigvecs") {
 			t.Errorf("%v: a white Ω records -task-eigvecs %q", tc.flags, job.Spec.TaskEigvecs)
+		}
+	}
+}
+
+// TestInputDataTypes: an input array of another type than float64 is
+// refused with one message, whatever the reader knows of the type (issue
+// 45, unclear case 3: float32 was refused "want float64 …, int64 or bool",
+// int64 "want float64"): -w0-file of float32 (numpy's default for torch
+// tensors) and of int64, and an -init array of int64.
+func TestInputDataTypes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f32 := filepath.Join(dir, "f32.npy")
+	// A (2, 4) float32 array as numpy.save writes it: magic, version 1.0,
+	// the header padded to 128 bytes with a newline, the data.
+	header := "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }"
+	header += strings.Repeat(" ", 128-10-len(header)-1) + "\n"
+	raw := append([]byte("\x93NUMPY\x01\x00"), byte(len(header)), 0)
+	raw = append(append(raw, header...), make([]byte, 8*4)...)
+	if err := os.WriteFile(f32, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	i64 := filepath.Join(dir, "i64.npy")
+	if err := export.SaveNPY(i64, export.Ints("w", make([]int64, 8), 2, 4)); err != nil {
+		t.Fatal(err)
+	}
+	init := filepath.Join(dir, "init.npz")
+	if err := export.SaveNPZ(init, []export.Array{export.Ints("v", make([]int64, 4), 4),
+		export.Floats("K", make([]float64, 16), 4, 1, 4), export.Floats("Q", make([]float64, 16), 4, 1, 4)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"icl", "0.5", "w0-file", f32}, `-w0-file ` + f32 + `: data type "<f4", want float64 ('<f8'; numpy: a.astype(numpy.float64))`},
+		{[]string{"icl", "0.5", "w0-file", i64}, `-w0-file ` + i64 + `: data type "<i8", want float64 ('<f8'; numpy: a.astype(numpy.float64))`},
+		{[]string{"init", init}, `-init ` + init + `: array "v": data type "<i8", want float64 ('<f8'; numpy: a.astype(numpy.float64))`},
+	} {
+		_, err := Resolve(parseFlags(t, tc.flags...), RunGroups()...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v: err = %v, want %s", tc.flags, err, tc.want)
 		}
 	}
 }
