@@ -340,21 +340,27 @@ func (s *resolver) resolveEnd() error {
 	return nil
 }
 
+// MinCheckpoint is the least interval between checkpoints: each writes
+// the run's whole state (up to half a GB at D = 64), which a shorter
+// interval would have the run spend itself on.
+const MinCheckpoint = time.Second
+
 // CheckpointInterval returns -checkpoint's interval, its default
 // (Fields) unless given: how often a run saves its state, so that a killed
-// run loses at most this much of its work; 0 for none.
+// run loses at most this much of its work; 0 for none, else at least
+// MinCheckpoint.
 func CheckpointInterval(sp *Spec) (time.Duration, error) {
 	text := sp.Checkpoint
 	if !sp.Given("checkpoint") {
 		f, _ := Lookup("checkpoint")
 		text = f.Default
 	}
-	if text == "0" {
-		return 0, nil
-	}
 	d, err := time.ParseDuration(text)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("-checkpoint = %q, want a duration ≥ 0 such as 30s or 5m (0: no checkpoints)", sp.Checkpoint)
+	switch {
+	case text == "0" || d == 0 && err == nil:
+		return 0, nil
+	case err != nil || d < MinCheckpoint:
+		return 0, fmt.Errorf("-checkpoint = %q, want 0 (no checkpoints) or a duration of at least %v such as 30s or 5m: each checkpoint writes the run's whole state", sp.Checkpoint, MinCheckpoint)
 	}
 	return d, nil
 }

@@ -105,11 +105,21 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	case ctx.Err() != nil:
 		fmt.Fprintf(stderr, "linattn %s: %s\n", c.Name, interrupted(e))
 		return ExitInterrupted
+	case errors.As(err, new(inputError)):
+		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
+		return ExitUsage
 	default:
 		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
 		return ExitFailure
 	}
 }
+
+// inputError is bad input that a command finds once it runs, before any
+// work: a checkpoint beside the output that is another run's or damaged.
+// It exits with status 2, as bad flags do.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
 
 // unknownCommand is the error for a first argument that is no command: a
 // flag before the command, a file, or an unknown name.
@@ -265,6 +275,9 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	job, err := spec.Resolve(given, c.Groups...)
 	if err != nil {
 		return fail(err)
+	}
+	if every, _ := spec.CheckpointInterval(job.Spec); *restart && every == 0 {
+		return fail(errors.New("-checkpoint-restart: with -checkpoint 0 the run neither reads nor saves a checkpoint, so there is none to start over from; leave one of the two out"))
 	}
 	for _, note := range job.Notes {
 		fmt.Fprintf(stderr, "linattn %s: note: %s\n", c.Name, note)

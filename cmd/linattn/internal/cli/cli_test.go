@@ -323,6 +323,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-o", filepath.Join(notDir, "sub", "x.npz")}, "not a directory"},
 		{[]string{"-o", "/proc/x.npz"}, "not writable"},
 		{[]string{"-o", filepath.Join(dir, "x.txt")}, "want a FILE.npz path"},
+		// Issue 45, unclear cases 4 and 16.
+		{[]string{"-checkpoint", "1ns"}, `-checkpoint = "1ns", want 0 (no checkpoints) or a duration of at least 1s`},
+		{[]string{"-checkpoint-restart", "-checkpoint", "0"}, "-checkpoint-restart: with -checkpoint 0 the run neither reads nor saves a checkpoint"},
 	} {
 		args := append([]string{"run"}, tc.args...)
 		if !strings.Contains(strings.Join(tc.args, " "), "-o ") {
