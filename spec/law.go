@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
@@ -16,6 +17,7 @@ const MaxTasks = 1 << 20
 // -noise, -task-* and -test-task-*, -tasks or -w0 or -w0-file,
 // -task-draw, -data-seed), read by run and train (forTrain).
 func (s *resolver) resolveLaw(forTrain bool) error {
+	s.forTrain, s.tasksGiven = forTrain, s.Given("w0") || s.Given("w0-file")
 	s.defTo("layer", func() {
 		s.Layer = "reduced"
 		if forTrain {
@@ -52,13 +54,20 @@ func (s *resolver) resolveLaw(forTrain bool) error {
 	} else if err := s.resolveTasks(); err != nil {
 		return err
 	}
-	s.defTo("data-seed", func() {
-		s.DataSeed = flow.DefaultSeed
-		if s.Given("seed") {
-			s.DataSeed = s.Seed
-		}
-	})
+	if s.tasksGiven && !forTrain && !s.Given("data-seed") {
+		return nil // run draws nothing from the data seed but tasks
+	}
+	s.defTo("data-seed", func() { s.DataSeed = s.defaultDataSeed() })
 	return nil
+}
+
+// defaultDataSeed is -data-seed's default: -seed's value, or
+// flow.DefaultSeed with -init.
+func (s *resolver) defaultDataSeed() uint64 {
+	if s.Given("seed") {
+		return s.Seed
+	}
+	return flow.DefaultSeed
 }
 
 // noEffect refuses fixed tasks given where they have no effect.
@@ -169,28 +178,84 @@ func (j *Job) law(s *resolver, data *law.Data) (*law.Data, error) {
 
 // fixedTasks returns the tasks of -w0, -w0-file, or drawn. A sidecar
 // records drawn tasks as -w0 when they have an effect and are few, so
-// that it reruns them.
+// that it reruns them (with the data seed and -task-draw that drew them:
+// givenTasks).
 func (j *Job) fixedTasks(s *resolver) ([][]float64, error) {
+	var fixed [][]float64
 	switch {
 	case s.Given("w0"):
-		fixed := make([][]float64, 0, s.Tasks)
 		for k := 0; k < s.Tasks; k++ {
 			fixed = append(fixed, s.W0[k*s.D:(k+1)*s.D])
 		}
-		return fixed, nil
 	case s.Given("w0-file"):
-		return j.readTasks(s)
+		var err error
+		if fixed, err = j.readTasks(s); err != nil {
+			return nil, err
+		}
+	default:
+		fixed = s.drawTasks()
+		j.DrawnTasks = true
+		if s.usesTasks() && s.Tasks*s.D <= maxRecordedTasks {
+			s.W0 = slices.Concat(fixed...)
+			s.Mark("w0")
+		}
+		return fixed, nil
 	}
+	return fixed, j.givenTasks(s, fixed)
+}
+
+// drawTasks draws the K fixed tasks from the data seed as -task-draw says.
+func (s *resolver) drawTasks() [][]float64 {
 	draw := law.FixedTasks
 	if s.TaskDraw == "gaussian" {
 		draw = law.GaussianTasks
 	}
-	fixed := draw(s.D, s.Tasks, s.DataSeed)
-	if s.usesTasks() && s.Tasks*s.D <= maxRecordedTasks {
-		s.W0 = slices.Concat(fixed...)
-		s.Mark("w0")
+	return draw(s.D, s.Tasks, s.DataSeed)
+}
+
+// givenTasks checks the flags that draw tasks beside given ones: -task-draw
+// (and, for run, whose data seed draws nothing else, -data-seed) describe
+// the tasks only when they draw exactly these, as in the sidecar of a run
+// that drew them, which records them as -w0 (Job.DrawnTasks); otherwise
+// they have no effect and are refused (issue 45: -w0 … -task-draw
+// gaussian was accepted and ignored, and the summary said "drawn").
+func (j *Job) givenTasks(s *resolver, fixed [][]float64) error {
+	var flags []string
+	for _, f := range []string{"task-draw", "data-seed"} {
+		if s.Given(f) && (f == "task-draw" || !s.forTrain) {
+			flags = append(flags, "-"+f)
+		}
 	}
-	return fixed, nil
+	if len(flags) == 0 {
+		return nil
+	}
+	if !s.Given("data-seed") { // the seed a run that drew them had: -data-seed's default
+		s.DataSeed = s.defaultDataSeed()
+	}
+	if slices.EqualFunc(s.drawTasks(), fixed, slices.Equal) {
+		j.DrawnTasks = true
+		return nil
+	}
+	given := "-w0"
+	if s.Given("w0-file") {
+		given = "-w0-file " + s.W0File
+	}
+	has, it := "has", "it"
+	if len(flags) > 1 {
+		has, it = "have", "them"
+	}
+	return fmt.Errorf("%s %s no effect: the fixed tasks are given by %s, not drawn (%s draws others); leave %s out",
+		strings.Join(flags, " and "), has, given, describeDraw(s.Spec), it)
+}
+
+// describeDraw names how the fixed tasks are drawn: the data seed and
+// -task-draw.
+func describeDraw(sp *Spec) string {
+	draw := sp.TaskDraw
+	if draw == "" {
+		draw = lookup("task-draw").Default
+	}
+	return fmt.Sprintf("-data-seed %d with -task-draw %s", sp.DataSeed, draw)
 }
 
 // readTasks reads -w0-file, a (K, D) float64 array.

@@ -32,6 +32,10 @@ const (
 type resolver struct {
 	*Spec
 	memoryLimit float64
+	// forTrain: the law is train's, whose data seed also draws the
+	// sequences; tasksGiven: the fixed tasks were given (-w0 or -w0-file),
+	// not drawn, before resolution recorded any drawn ones as -w0.
+	forTrain, tasksGiven bool
 }
 
 // Job is a resolved specification with the objects it describes.
@@ -51,6 +55,10 @@ type Job struct {
 	// Notes are what a user should know about a valid job before it runs
 	// (a start that takes long to leave, a slow method), one line each.
 	Notes []string
+	// DrawnTasks reports whether the fixed tasks were drawn from the data
+	// seed as -task-draw says (Spec.W0 then records them when they are
+	// few), not given by -w0 or -w0-file; false without fixed tasks.
+	DrawnTasks bool
 
 	groups []Group // the groups of fields the command reads
 }

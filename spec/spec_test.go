@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -303,5 +304,49 @@ func TestInputDataTypes(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%v: err = %v, want %s", tc.flags, err, tc.want)
 		}
+	}
+}
+
+// TestGivenTasks: with the fixed tasks given (-w0, -w0-file), the flags
+// that would draw them have no effect and are refused (issue 45, unclear
+// cases 7 and 8: -task-draw gaussian and, for run, -data-seed were
+// accepted and ignored, and the summary said "drawn" and named the seed);
+// train's -data-seed, which draws its sequences, stays. A run's resolved
+// spec, which records drawn tasks as -w0 with the data seed and -task-draw
+// that drew them, resolves again to the same tasks, drawn
+// (Job.DrawnTasks); tasks given record no data seed for run.
+func TestGivenTasks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"icl", "0.5", "w0", "1,2,3,4", "task-draw", "gaussian"}, "-task-draw has no effect: the fixed tasks are given by -w0, not drawn (-data-seed 3 with -task-draw gaussian draws others); leave it out"},
+		{[]string{"icl", "0.5", "w0", "1,2,3,4", "data-seed", "7"}, "-data-seed has no effect: the fixed tasks are given by -w0, not drawn (-data-seed 7 with -task-draw scaled draws others); leave it out"},
+		{[]string{"icl", "0.5", "w0", "1,2,3,4", "data-seed", "7", "task-draw", "gaussian"}, "-task-draw and -data-seed have no effect"},
+	} {
+		if _, err := Resolve(parseFlags(t, tc.flags...), RunGroups()...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %v: err = %v, want %q", tc.flags, err, tc.want)
+		}
+	}
+	job, err := Resolve(parseFlags(t, "icl", "0.5", "w0", "1,2,3,4", "data-seed", "7"), GroupTrain, GroupLaw)
+	if err != nil || job.DrawnTasks {
+		t.Errorf("train -w0 -data-seed 7: %v, drawn %v", err, job != nil && job.DrawnTasks)
+	}
+	job, err = Resolve(parseFlags(t, "icl", "0.5", "w0", "1,2,3,4"), RunGroups()...)
+	if err != nil || job.DrawnTasks || job.Spec.Given("data-seed") {
+		t.Errorf("run -w0: %v; drawn %v, data seed recorded %v", err, job != nil && job.DrawnTasks, job != nil && job.Spec.Given("data-seed"))
+	}
+	drawn, err := Resolve(parseFlags(t, "icl", "0.5", "tasks", "3", "task-draw", "gaussian", "data-seed", "5"), RunGroups()...)
+	if err != nil || !drawn.DrawnTasks || !drawn.Spec.Given("w0") {
+		t.Fatalf("drawn tasks: %v, drawn %v", err, drawn != nil && drawn.DrawnTasks)
+	}
+	again, err := Resolve(drawn.Spec, RunGroups()...)
+	if err != nil || !again.DrawnTasks {
+		t.Fatalf("the drawn run's spec: %v, drawn %v", err, again != nil && again.DrawnTasks)
+	}
+	a, b := drawn.Data.Tasks().Fixed, again.Data.Tasks().Fixed
+	if len(a) != 3 || !slices.EqualFunc(a, b, slices.Equal) {
+		t.Errorf("tasks %v, again %v", a, b)
 	}
 }
