@@ -167,6 +167,13 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"task-white", "2", "task-eigvecs", "random:5"}, `-task-eigvecs = "random:5": -task-white 2 makes the covariance 2·I, of which every vector is an eigenvector; leave -task-eigvecs out`},
 		{[]string{"task-eigs", "1,2,3,4", "test-task-white", "2", "test-task-eigvecs", "random:5"}, `-test-task-eigvecs = "random:5": -test-task-white 2 makes the covariance 2·I`},
 		{[]string{"test-task-white", "0"}, "-test-task-white = 0, want a finite C > 0"},
+		// Issue 45, unclear cases 9 and 10: labels of a variance beyond
+		// MaxLabelScale·tr Λ failed in the moments' eigendecomposition,
+		// naming no flag. tr Λ = 1 here.
+		{[]string{"noise", "1e300"}, "-noise = 1e+300: the labels' variance tr(ΛΩ) + σ² = 1e+300 is more than 1e+08 times the tokens' tr Λ = 1"},
+		{[]string{"task-white", "1e200"}, "-task-white = 1e+200: the labels' variance tr(ΛΩ) + σ² = 1e+200 is more than 1e+08"},
+		{[]string{"task-eigs", "1e9,1,1,1"}, "-task-eigs = 1e+09,1,1,1: the labels' variance"},
+		{[]string{"test-task-white", "2e8"}, "-test-task-white = 2e+08: the labels' variance tr(ΛΩ_test) + σ² = 2e+08"},
 		{[]string{"test-task-white", "2", "test", "0"}, "-test-task-white: no in-context test loss is computed here"},
 		{[]string{"w0", "1,2,3", "icl", "0.5"}, "-w0 has 3 numbers, want K·D = a multiple of D = 4"},
 		{[]string{"w0", "1,2,3,4", "tasks", "2", "icl", "0.5"}, "-tasks = 2 but -w0 holds 1 task vectors"},
@@ -202,7 +209,7 @@ func TestFieldRanges(t *testing.T) {
 	for _, flags := range [][]string{
 		{"nu", "1"}, {"R", "4"}, {"T", "0"}, {"atol", "5e-324"}, {"samples", "2"}, {"points", "2"}, {"icl", "0"},
 		{"test", "0"}, {"batch", "10000"}, {"ntp-max", "1"}, {"spectrum", "power:0", "D", "10"},
-		{"icl", "0", "w0", "1,2,3,4,5,6,7,8"}, {"icl", "0.5", "tasks", "16"},
+		{"icl", "0", "w0", "1,2,3,4,5,6,7,8"}, {"icl", "0.5", "tasks", "16"}, {"noise", "9e7"}, {"task-white", "9e7"},
 	} {
 		groups := allGroups
 		if flags[0] == "nu" {

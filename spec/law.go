@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
 )
@@ -164,6 +166,14 @@ func (j *Job) law(s *resolver, data *law.Data) (*law.Data, error) {
 	if tasks.TestCov, err = j.covarianceMatrix(s, testTaskCovariance(s.Spec)); err != nil {
 		return nil, err
 	}
+	for _, c := range []struct {
+		cov *mat.Dense
+		f   covariance
+	}{{tasks.Cov, taskCovariance(s.Spec)}, {tasks.TestCov, testTaskCovariance(s.Spec)}} {
+		if err := s.checkLabelScale(data, c.cov, c.f); err != nil {
+			return nil, err
+		}
+	}
 	if s.Given("tasks") || s.Given("w0-file") {
 		if tasks.Fixed, err = j.fixedTasks(s); err != nil {
 			return nil, err
@@ -282,4 +292,47 @@ func (j *Job) readTasks(s *resolver) ([][]float64, error) {
 		fixed[k] = data[k*s.D : (k+1)*s.D : (k+1)*s.D]
 	}
 	return fixed, nil
+}
+
+// MaxLabelScale bounds the in-context labels' variance tr(ΛΩ) + σ²
+// against the tokens' tr Λ: beyond, the moments of the features, which
+// hold the labels to the fourth power beside the tokens (docs/math.md,
+// "The full layer"), lose their precision in float64 (at 10¹² the full
+// layer's least loss L_lb came out above its run's final loss, at 10²⁰⁰ the
+// eigendecomposition of its moments failed; up to 10⁸ every layer runs
+// and agrees with the reduced one to 10⁻⁷).
+const MaxLabelScale = 1e8
+
+// checkLabelScale refuses a label law whose variance tr(ΛΩ) + σ² (Ω =
+// cov, nil for I, given by the fields of c) exceeds MaxLabelScale·tr Λ,
+// naming the flag that makes it so: -noise, or Ω's.
+func (s *resolver) checkLabelScale(data *law.Data, cov *mat.Dense, c covariance) error {
+	lam := data.Covariance()
+	signal := mat.Trace(lam)
+	if cov != nil {
+		var prod mat.Dense
+		prod.MulElem(lam, cov)
+		signal = mat.Sum(&prod) // tr(ΛΩ), both symmetric
+	}
+	labels, tokens := signal+s.Noise, mat.Trace(lam)
+	if labels <= MaxLabelScale*tokens {
+		return nil
+	}
+	flag := fmt.Sprintf("-noise = %g", s.Noise)
+	if signal > s.Noise {
+		switch {
+		case s.Given(c.name("eigs")):
+			flag = "-" + c.name("eigs") + " = " + s.Text(c.name("eigs"))
+		case s.Given(c.name("white")):
+			flag = fmt.Sprintf("-%s = %g", c.name("white"), *c.white)
+		default:
+			flag = "-" + c.name("spectrum") + " = " + *c.spectrum
+		}
+	}
+	omega := "Ω"
+	if c.prefix == "test-task" {
+		omega = "Ω_test"
+	}
+	return fmt.Errorf("%s: the labels' variance tr(Λ%s) + σ² = %.6g is more than %g times the tokens' tr Λ = %.6g, beyond which the moments of the features lose their precision; want a smaller one",
+		flag, omega, labels, MaxLabelScale, tokens)
 }
