@@ -144,43 +144,63 @@ func (in *initFile) missing(name string, need map[string][]int) error {
 		s.Init, name, s.Model, s.H, s.R, s.D, describeShapes(sortedKeys(need), need), hint)
 }
 
-// setExtras sets the full layer's extra blocks of y from the file, both or
-// neither, and refuses the other model's block or, for the reduced layer,
-// blocks that are not zero.
+// setExtras sets the layer's extra blocks of y from the file: the full
+// layer's v_x and u_y (or k_y), both or neither; the label-key layer's u_y
+// (or k_y). It refuses the other model's block, and a block the layer
+// lacks unless it is zero, naming the layer that has it: a label-key run's
+// own final state (v, U, u_y) restarts it (issue 45).
 func (in *initFile) setExtras(sys *flow.System, y []float64, extras map[string][]int) error {
 	s := in.spec
-	names := sortedKeys(extras) // "k_y" or "u_y", then "v_x"
+	label := output.LabelKQ
+	if s.Model == "separate" {
+		label = output.KeyLabel
+	}
 	for _, other := range []string{output.LabelKQ, output.KeyLabel} {
-		if _, ok := extras[other]; !ok && in.zr.Has(other) {
-			return fmt.Errorf("-init %s holds %q, a block of the other model; the %s model's extra blocks are %s",
-				in.path, other, s.Model, strings.Join(names, " and "))
+		if other != label && in.zr.Has(other) {
+			return fmt.Errorf("-init %s holds %q, a block of the other model; the %s model's extra blocks are %s and %s",
+				in.path, other, s.Model, label, output.ValueX)
 		}
 	}
-	var got [][]float64
-	for _, name := range names {
-		if !in.zr.Has(name) {
-			continue
+	got := map[string][]float64{}
+	for _, name := range []string{label, output.ValueX} {
+		if in.zr.Has(name) {
+			data, err := in.read(name, extras[name])
+			if err != nil {
+				return err
+			}
+			got[name] = data
 		}
-		data, err := in.read(name, extras[name])
-		if err != nil {
-			return err
+	}
+	var nonzero []string // the blocks the layer lacks that are not zero
+	lacks := map[string][]string{"reduced": {label, output.ValueX}, "labelkey": {output.ValueX}}[s.Layer]
+	for _, name := range lacks {
+		if slices.ContainsFunc(got[name], func(v float64) bool { return v != 0 }) {
+			nonzero = append(nonzero, name)
 		}
-		got = append(got, data)
+	}
+	if len(nonzero) > 0 {
+		to := "-layer full to start from them (or leave them out of the file)"
+		if !slices.Contains(nonzero, output.ValueX) {
+			to = "-layer labelkey or full to start from it (or leave it out of the file)"
+		} else if len(nonzero) == 1 {
+			to = "-layer full to start from it (or leave it out of the file)"
+		}
+		return fmt.Errorf("-init %s holds nonzero %s, which the %s layer lacks: %s",
+			in.path, strings.Join(nonzero, " and "), s.Layer, to)
 	}
 	switch {
-	case len(got) == 0:
+	case s.Layer == "reduced" || len(got) == 0:
 		return nil
-	case len(got) < len(names):
-		return fmt.Errorf("-init %s holds one of the full layer's extra blocks %s but not the other: give both (zeros for a block that starts at zero), or neither for zero extra blocks",
-			in.path, strings.Join(names, " and "))
-	case s.Layer != "full":
-		if slices.ContainsFunc(got, func(x []float64) bool { return slices.ContainsFunc(x, func(v float64) bool { return v != 0 }) }) {
-			return fmt.Errorf("-init %s holds nonzero extra blocks %s, which the reduced layer lacks: -layer full to start from them",
-				in.path, strings.Join(names, " and "))
+	case s.Layer == "labelkey":
+		if got[label] == nil {
+			return nil
 		}
-		return nil
+		got[output.ValueX] = nil // zero: checked above
+	case got[label] == nil || got[output.ValueX] == nil:
+		return fmt.Errorf("-init %s holds one of the full layer's extra blocks %s and %s but not the other: give both (zeros for a block that starts at zero), or neither for zero extra blocks",
+			in.path, label, output.ValueX)
 	}
-	if err := sys.SetExtras(y, got[1], got[0]); err != nil {
+	if err := sys.SetExtras(y, got[output.ValueX], got[label]); err != nil {
 		return fmt.Errorf("-init %s: %w", in.path, err)
 	}
 	return nil

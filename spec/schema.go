@@ -283,7 +283,7 @@ var fields = []Field{
 		Alternatives: []string{"test-task-eigs", "test-task-white"}, ptr: func(s *Spec) any { return &s.TestTaskSpectrum }},
 	{Name: "test-task-white", Group: GroupLaw, Usage: "C > 0: Ω_test = C·I",
 		Alternatives: []string{"test-task-eigs", "test-task-spectrum"}, ptr: func(s *Spec) any { return &s.TestTaskWhite }},
-	{Name: "test-task-eigvecs", Group: GroupLaw, Usage: "Ω_test's eigenvectors: identity, random:SEED or FILE.npy", DefaultNote: ": Ω's (-task-eigvecs) where Ω has eigenvalues other than -task-white's, else identity",
+	{Name: "test-task-eigvecs", Group: GroupLaw, Usage: "Ω_test's eigenvectors: identity, random:SEED or FILE.npy", DefaultNote: ": Ω's, -task-eigvecs, where Ω is given by -task-eigs or -task-spectrum; else identity",
 		ptr: func(s *Spec) any { return &s.TestTaskEigvecs }},
 	{Name: "data-seed", Group: GroupLaw, Usage: "seed of the data: the fixed tasks, and train's sequences and minibatches, an integer in [0, 2^64)", DefaultNote: ": -seed, or " + strconv.Itoa(flow.DefaultSeed) + " with -init",
 		ptr: func(s *Spec) any { return &s.DataSeed }},

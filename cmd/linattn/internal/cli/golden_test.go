@@ -96,7 +96,7 @@ var goldenCases = []goldenCase{
 	{name: "errors_law", setup: writeBadTasks, cmds: [][]string{
 		{"run", "-task-eigs", "1,2,0,1", "-o", "DIR/x.npz"},
 		{"run", "-task-eigs", "1,2", "-o", "DIR/x.npz"},
-		{"run", "-task-white", "1", "-task-eigvecs", "DIR/tasks.npy", "-o", "DIR/x.npz"},
+		{"run", "-task-eigs", "2,1,1,1", "-task-eigvecs", "DIR/tasks.npy", "-o", "DIR/x.npz"},
 		{"run", "-noise", "-0.5", "-o", "DIR/x.npz"},
 		{"run", "-noise", "NaN", "-o", "DIR/x.npz"},
 		{"run", "-icl", "0.5", "-w0-file", "DIR/tasks.npy", "-o", "DIR/x.npz"},
