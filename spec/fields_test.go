@@ -174,7 +174,8 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"task-white", "1e200"}, "-task-white = 1e+200: the labels' variance tr(ΛΩ) + σ² = 1e+200 is more than 1e+08"},
 		{[]string{"task-eigs", "1e9,1,1,1"}, "-task-eigs = 1e+09,1,1,1: the labels' variance"},
 		{[]string{"test-task-white", "2e8"}, "-test-task-white = 2e+08: the labels' variance tr(ΛΩ_test) + σ² = 2e+08"},
-		{[]string{"test-task-white", "2", "test", "0"}, "-test-task-white: no in-context test loss is computed here"},
+		// Issue 45, unclear case 12: train was told "give -layer full".
+		{[]string{"layer", "full", "test-task-white", "2", "test", "0"}, "-test-task-white: no in-context test loss is computed here; give -test above 0 (train's test sets)"},
 		{[]string{"w0", "1,2,3", "icl", "0.5"}, "-w0 has 3 numbers, want K·D = a multiple of D = 4"},
 		{[]string{"w0", "1,2,3,4", "tasks", "2", "icl", "0.5"}, "-tasks = 2 but -w0 holds 1 task vectors"},
 		{[]string{"test", "-1"}, "-test = -1, want ≥ 0 test sequences"},
@@ -198,7 +199,7 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"tasks", "3"}, "-tasks: with -icl 1 every sequence is in-context and no in-weight test is computed here"},
 		{[]string{"w0", "1,2,3,4"}, "-w0: with -icl 1"},
 		{[]string{"task-draw", "gaussian"}, "-task-draw: with -icl 1"},
-		{[]string{"test-task-white", "2"}, "-test-task-white: no in-context test loss is computed here"},
+		{[]string{"test-task-white", "2"}, "-test-task-white: no in-context test loss is computed here; give -layer full or labelkey, or a task law other than the paper's"},
 	} {
 		_, err := resolve(parseFlags(t, tc.flags...), 1e12, GroupSolver, GroupLaw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {

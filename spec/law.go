@@ -83,13 +83,13 @@ func (s *resolver) noEffect(flag string) error {
 // law.Data.Standard).
 func (j *Job) checkTestLaw() error {
 	sp := j.Spec
-	computed := sp.Test > 0
+	computed, give := sp.Test > 0, "give -test above 0 (train's test sets)"
 	if !sp.Given("test") { // run
-		computed = TestLossesMatter(j.System)
+		computed, give = TestLossesMatter(j.System), "give -layer full or labelkey, or a task law other than the paper's (-icl below 1, -noise, -task-*)"
 	}
 	for _, f := range []string{"test-task-eigs", "test-task-spectrum", "test-task-white"} {
 		if sp.Given(f) && !computed {
-			return fmt.Errorf("-%s: no in-context test loss is computed here; give -layer full or labelkey, a task law other than the paper's (-icl below 1, -noise, -task-*), or train with -test above 0", f)
+			return fmt.Errorf("-%s: no in-context test loss is computed here; %s", f, give)
 		}
 	}
 	return nil
