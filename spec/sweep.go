@@ -98,6 +98,19 @@ func (sw *Sweep) Fields() []string {
 	return out
 }
 
+// Given returns the JSON values the sweep gives the field called name:
+// the list of a swept field, the one value of a fixed one, none when the
+// sweep leaves it out.
+func (sw *Sweep) Given(name string) []json.RawMessage {
+	if v, ok := sw.values[name]; ok {
+		return v
+	}
+	if v, ok := sw.fixed[name]; ok {
+		return []json.RawMessage{v}
+	}
+	return nil
+}
+
 // Hash returns SHA256 (output.Sweep).
 func (sw *Sweep) Hash() string { return sw.SHA256 }
 
