@@ -613,7 +613,7 @@ func covarianceTitle(sp *spec.Spec, name, prefix string) string {
 func tasksTitle(f *file) string {
 	sp := f.spec
 	k := sp.Tasks
-	if a, err := f.Array(output.Tasks); err == nil && len(a.Shape) == 2 {
+	if a, err := f.Read(output.Tasks); err == nil && len(a.Shape) == 2 {
 		k = a.Shape[0]
 	}
 	text := fmt.Sprintf("K = %d", k)
