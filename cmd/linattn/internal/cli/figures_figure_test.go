@@ -251,8 +251,8 @@ func TestSweepFigure(t *testing.T) {
 		}
 	}
 	sort.Strings(labels)
-	if strings.Join(labels, ",") != "R = 1,R = 2" {
-		t.Errorf("legend %q, want one entry per value of R", labels)
+	if strings.Join(labels, ",") != "R = 1,R = 2,seed = 1, 2, 3: drawn alike" {
+		t.Errorf("legend %q, want one entry per value of R, and the seeds named (issue 45: a legend names every swept field)", labels)
 	}
 	if !strings.Contains(strings.Join(fig.Notes, "\n"), "6 of 12 runs not drawn") {
 		t.Errorf("notes %q, want the failed runs counted", fig.Notes)
