@@ -46,8 +46,8 @@ func wantFloat64(dtype string) error {
 // or U (H, D, D) for the merged model, in the original coordinates; and,
 // for the full layer, its extra blocks v_x (H, D) and u_y (H, D, merged) or
 // k_y (H, R, separate) if the file holds them, else zero (docs/training.md,
-// "The full layer"). A reduced layer refuses extra blocks that are not
-// zero, which it would drop.
+// "The full layer"), for the label-key layer u_y or k_y. A layer refuses
+// extra blocks it lacks that are not zero, which it would drop.
 func (j *Job) readInit() ([]float64, error) {
 	s := j.Spec
 	content, err := os.ReadFile(s.Init)
