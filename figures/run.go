@@ -25,8 +25,9 @@ type runData struct {
 	lambda    []float64 // Lambda (D, D)
 	eigvecs   []float64 // (D, D), columns e_d
 	eigvals   []float64 // (D,)
-	levels    []float64 // plateaus (D+1,): L(M_m); under fixed tasks those read off the run
-	fixed     bool      // fixed tasks (-icl < 1): the plateaus have no theory
+	levels    []float64 // plateaus (D+1,): L(M_m); under another law than the paper's those read off the run
+	fixed     bool      // fixed tasks (-icl < 1): the heads learn the tasks too
+	readOff   bool      // a law other than the paper's: the plateaus have no theory, levels are read off the run
 	trans     []float64 // observed drop times t_m
 	transM    []int64   // their m
 	h, d, r   int
@@ -62,8 +63,8 @@ func readRun(f *file) (*runData, error) {
 		return nil, err
 	}
 	rd.d = len(rd.eigvals)
-	rd.fixed = !f.spec.InContext()
-	if len(rd.levels) != rd.d+1 && !rd.fixed {
+	rd.fixed, rd.readOff = !f.spec.InContext(), !paperLaw(f)
+	if len(rd.levels) != rd.d+1 && !rd.readOff {
 		return nil, fmt.Errorf("%s: %d plateau levels for D = %d, want D+1", f.path, len(rd.levels), rd.d)
 	}
 	if rd.transM, _, err = f.Ints(output.TransitionM, len(rd.trans)); err != nil {
@@ -261,10 +262,10 @@ func joinSentences(a, b string) string {
 }
 
 // reachableLevels are the plateaus m the model can visit: 0 … min(D, R·H)
-// for the separate model, 0 and D for the merged one; under fixed tasks
-// the plateaus read off the run, all of them.
+// for the separate model, 0 and D for the merged one; under another law
+// than the paper's the plateaus read off the run, all of them.
 func reachableLevels(rd *runData) []int {
-	if rd.fixed {
+	if rd.readOff {
 		ms := make([]int, len(rd.levels))
 		for m := range ms {
 			ms[m] = m
@@ -548,12 +549,18 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 type titlePart struct{ field, text string }
 
 // paperTask reports whether a file's run is of the paper's reduced layer
-// on its task: every sequence in-context, w ~ N(0, I), no label noise.
+// on its task (paperLaw).
 func paperTask(f *file) bool {
+	return (f.spec.Layer == "" || f.spec.Layer == "reduced") && paperLaw(f)
+}
+
+// paperLaw reports whether a file's run is under the paper's task law,
+// whose plateaus L(M_m) the theory gives (law.Data.Standard): every
+// sequence in-context, w ~ N(0, I), no label noise.
+func paperLaw(f *file) bool {
 	sp := f.spec
-	return (sp.Layer == "" || sp.Layer == "reduced") && sp.InContext() && sp.Noise == 0 &&
-		!sp.Given("task-eigs") && !sp.Given("task-spectrum") && !sp.Given("task-white") &&
-		!sp.Given("test-task-eigs") && !sp.Given("test-task-spectrum") && !sp.Given("test-task-white")
+	return sp.InContext() && sp.Noise == 0 &&
+		!sp.Given("task-eigs") && !sp.Given("task-spectrum") && !sp.Given("task-white")
 }
 
 // lawParts state the layer and the law of the labels of a run that is not

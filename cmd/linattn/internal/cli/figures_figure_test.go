@@ -672,3 +672,56 @@ func TestTrainFigure(t *testing.T) {
 		t.Errorf("flow curve is not the stored flow_loss at t > 0 (dashed)")
 	}
 }
+
+// TestRunFigureLaw: the figure of a run under a task law states the law in
+// its title and draws every test loss the output holds, each with its own
+// legend entry (issue 45: a full-layer or label-key run's title named
+// neither σ² nor Ω nor the layer, and test_idg was never drawn): the full
+// layer under -noise 0.1 -task-eigs 1.5,1,0.5,0.25 -icl 0.5 -tasks 4, the
+// label-key layer on given tasks, and label noise alone on the reduced
+// layer, whose one test is the in-context one; the paper's task states
+// none of it.
+func TestRunFigureLaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args  []string
+		title []string // the parts the title holds
+		tests []string // the test panel's legend
+	}{
+		{[]string{"-layer", "full", "-noise", "0.1", "-task-eigs", "1.5,1,0.5,0.25", "-icl", "0.5", "-tasks", "4"},
+			[]string{"full layer", "σ² = 0.1", "Ω = diag(1.5 1 0.5 0.25)", "c = 0.5", "K = 4 drawn from data seed 3 (scaled)"},
+			[]string{"in-context", "in-weight", "in-distribution"}},
+		{[]string{"-model", "merged", "-layer", "labelkey", "-icl", "0", "-w0", "1,0,0,0,0,1,0,0", "-task-white", "2"},
+			[]string{"label-key layer", "Ω = 2·I", "c = 0", "K = 2 given"},
+			[]string{"in-context", "in-weight", "in-distribution"}},
+		{[]string{"-noise", "0.1", "-test-task-spectrum", "power:1"},
+			[]string{"reduced layer", "σ² = 0.1", "Ω_test: power:1"},
+			[]string{"in-context"}},
+		{nil, nil, nil},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("run%d.npz", len(c.args)))
+		linattn(t, 0, append([]string{"run", "-T", "100", "-samples", "51", "-o", out}, c.args...)...)
+		fig := load(t, out, figures.Options{})
+		for _, part := range c.title {
+			if !strings.Contains(fig.Title, part) {
+				t.Errorf("%v: title %q lacks %q", c.args, fig.Title, part)
+			}
+		}
+		if c.args == nil {
+			if strings.Contains(fig.Title, "layer") || strings.Contains(fig.Title, "σ²") || len(fig.Grid) != 3 {
+				t.Errorf("the paper's task: title %q, %d panels; want neither layer nor law, and no test panel", fig.Title, len(fig.Grid))
+			}
+			continue
+		}
+		var legend []string
+		for _, cv := range fig.Grid[1][0].Curves {
+			if cv.Label != "" {
+				legend = append(legend, cv.Label)
+			}
+		}
+		if fig.Grid[1][0].YLabel != "test loss" || !slices.Equal(legend, c.tests) {
+			t.Errorf("%v: second panel %q with legend %q, want the test losses %q", c.args, fig.Grid[1][0].YLabel, legend, c.tests)
+		}
+	}
+}
