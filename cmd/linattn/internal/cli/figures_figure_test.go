@@ -268,6 +268,12 @@ func TestSweepFigure(t *testing.T) {
 	if int64(ndrops) != want {
 		t.Errorf("%d drops drawn, the index has %d", ndrops, want)
 	}
+	// The categories R = 1, 2 of the drop panel are set apart by a line
+	// between them, at 0.5 (issue 45: a marker set off from its tick read
+	// as a value between two).
+	if v := fig.Grid[1][0].VLines; len(v) != 1 || v[0].Value != 0.5 {
+		t.Errorf("drop panel lines %v, want one between the two categories", v)
+	}
 
 	split := load(t, index, figures.Options{By: "R", Panels: true})
 	if len(split.Grid) != 1 || len(split.Grid[0]) != 3 || split.Grid[0][0].Title != "R = 1" || split.Grid[0][2].Title != "drop times" {
@@ -713,6 +719,12 @@ func TestRunFigureLaw(t *testing.T) {
 				t.Errorf("the paper's task: title %q, %d panels; want neither layer nor law, and no test panel", fig.Title, len(fig.Grid))
 			}
 			continue
+		}
+		if c.tests[len(c.tests)-1] == "in-distribution" { // a law other than the paper's: PCR is set beside ΛM for comparison
+			pcr := load(t, out, figures.Options{View: "pcr"})
+			if !strings.Contains(pcr.Caption, "for comparison only") {
+				t.Errorf("%v: -view pcr caption %q, want it to say PCR is the paper's account", c.args, pcr.Caption)
+			}
 		}
 		var legend []string
 		for _, cv := range fig.Grid[1][0].Curves {
