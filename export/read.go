@@ -132,9 +132,20 @@ func decode(h npy.Header, read func(ptr any) error) (Array, error) {
 		x = permute(x, perm)
 		a.BoolAt = func(i int) bool { return x[i] }
 	default:
-		return a, fmt.Errorf("data type %q, want float64 ('<f8'; numpy: a.astype(numpy.float64)), int64 ('<i8') or bool ('|b1')", h.Descr.Type)
+		return a, &DtypeError{Type: h.Descr.Type}
 	}
 	return a, nil
+}
+
+// DtypeError is the error of reading an array of a data type other than
+// float64, int64 and bool; a reader that wants floats alone says so
+// itself (errors.As).
+type DtypeError struct {
+	Type string // numpy's type string, such as '<f4'
+}
+
+func (e *DtypeError) Error() string {
+	return fmt.Sprintf("data type %q, want float64 ('<f8'; numpy: a.astype(numpy.float64)), int64 ('<i8') or bool ('|b1')", e.Type)
 }
 
 // fortranIndex returns, for each C-order position of an array of the given

@@ -194,7 +194,7 @@ func TransientICL(paths []string) (*Figure, error) {
 	if len(ks) > 0 {
 		f := byK[ks[0]][0]
 		fig.Title = "in-context test loss under fixed tasks (exact flow): " +
-			strings.Join(problemParts(f, f.spec.D, f.spec.H, f.spec.R, f.spec.Model == "merged", []string{"icl"}), ", ")
+			strings.Join(problemParts(f, f.spec.D, f.spec.H, f.spec.R, f.spec.Model == "merged", []string{"icl", "tasks"}), ", ")
 	}
 	return fig, nil
 }

@@ -22,8 +22,15 @@ func pcrFigure(f *file) (*Figure, error) {
 		return nil, err
 	}
 	d := rd.d
+	if allEqual(rd.eigvals) {
+		return nil, fmt.Errorf("-view pcr: Λ is white (every eigenvalue %g): any basis is its eigenbasis, so principal component regression has no first m components to project onto; -view dynamics draws the run", rd.eigvals[0])
+	}
 	times, plateaus := plateauSamples(rd)
 	fig := &Figure{Title: problemTitle(f, d, rd.h, rd.r, rd.merged) + ": ΛM at each plateau and PCR"}
+	if !paperTask(f) {
+		fig.Caption = "Principal component regression is the paper's account of its task (in-context, w ~ N(0, I), no noise, the reduced layer); under this layer and law ΛM, the part of the prediction through β, is set beside it for comparison only."
+		fig.addNote(fig.Caption)
+	}
 	scale := 1.0
 	var top, bottom []*Panel
 	for k, i := range times {
@@ -145,4 +152,14 @@ func shortNumber(x float64) string {
 	n := 0
 	fmt.Sscan(exp, &n)
 	return mant + "·10^" + strings.Replace(fmt.Sprint(n), "-", "−", 1)
+}
+
+// allEqual reports whether the eigenvalues are all equal (to 10⁻¹² relative).
+func allEqual(eigvals []float64) bool {
+	for _, l := range eigvals {
+		if math.Abs(l-eigvals[0]) > 1e-12*math.Abs(eigvals[0]) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,14 +2,17 @@ package figures
 
 import (
 	"fmt"
-	"github.com/linattn/linattn/output"
 	"image/color"
 	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
+
+	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/spec"
 )
 
 // runData is what the figures of a run file draw (docs/cli.md, "run").
@@ -22,8 +25,9 @@ type runData struct {
 	lambda    []float64 // Lambda (D, D)
 	eigvecs   []float64 // (D, D), columns e_d
 	eigvals   []float64 // (D,)
-	levels    []float64 // plateaus (D+1,): L(M_m); under fixed tasks those read off the run
-	fixed     bool      // fixed tasks (-icl < 1): the plateaus have no theory
+	levels    []float64 // plateaus (D+1,): L(M_m); under another law than the paper's those read off the run
+	fixed     bool      // fixed tasks (-icl < 1): the heads learn the tasks too
+	readOff   bool      // a law other than the paper's: the plateaus have no theory, levels are read off the run
 	trans     []float64 // observed drop times t_m
 	transM    []int64   // their m
 	h, d, r   int
@@ -59,8 +63,8 @@ func readRun(f *file) (*runData, error) {
 		return nil, err
 	}
 	rd.d = len(rd.eigvals)
-	rd.fixed = !f.spec.InContext()
-	if len(rd.levels) != rd.d+1 && !rd.fixed {
+	rd.fixed, rd.readOff = !f.spec.InContext(), !paperLaw(f)
+	if len(rd.levels) != rd.d+1 && !rd.readOff {
 		return nil, fmt.Errorf("%s: %d plateau levels for D = %d, want D+1", f.path, len(rd.levels), rd.d)
 	}
 	if rd.transM, _, err = f.Ints(output.TransitionM, len(rd.trans)); err != nil {
@@ -131,7 +135,12 @@ func runFigure(f *file, opt Options) (*Figure, error) {
 	fig.addNote(droppedNote(n))
 	if held {
 		holdFinal(panels, x.Max)
-		fig.addNote(fmt.Sprintf("converged at t = %.6g (L − L_min ≤ %g·(L(0) − L_min)): the final state is drawn on, dotted, to the end of the time axis", rd.t[len(rd.t)-1], f.spec.Tol))
+		floor := "L_min" // where it is not known, the run stopped at L_lb (flow.System.LossFloor)
+		if f.meta.Problem.LMin == nil {
+			floor = "L_lb"
+		}
+		fig.addNote(fmt.Sprintf("converged at t = %.6g (L − %s ≤ %g·(L(0) − %s)): the final state is drawn on, dotted, to the end of the time axis",
+			rd.t[len(rd.t)-1], floor, f.spec.Tol, floor))
 	}
 	return fig, nil
 }
@@ -208,10 +217,11 @@ func runLossPanel(f *file, rd *runData, log bool, fig *Figure) *Panel {
 	return p
 }
 
-// testPanel draws the test losses a file holds, nil without them: the
-// in-context and in-weight test losses of a run (exact) or of a training
-// run (on the test sequences, solid) beside the population flow's (exact,
-// dashed, which the figure's caption says).
+// testPanel draws every test loss a file holds, each with its own legend
+// entry, nil without them: the in-context, in-weight and in-distribution
+// test losses of a run (exact) or of a training run (on the test
+// sequences, solid) beside the population flow's (exact, dashed, which the
+// figure's caption says).
 func testPanel(f *file, t []float64, log bool, fig *Figure) *Panel {
 	p := &Panel{YLabel: "test loss", Legend: BottomLeft}
 	add := func(name, label string, c color.Color, dashed bool) {
@@ -220,11 +230,21 @@ func testPanel(f *file, t []float64, log bool, fig *Figure) *Panel {
 			p.Curves = append(p.Curves, Curve{Label: label, X: x, Y: y, Color: c, Dashed: dashed})
 		}
 	}
-	add(output.TestICL, "in-context", okabeIto[2], false)
-	add(output.TestIWL, "in-weight", okabeIto[4], false)
+	tests := []struct {
+		name, flow, label string
+		color             color.Color
+	}{
+		{output.TestICL, output.FlowTestICL, "in-context", okabeIto[2]},
+		{output.TestIWL, output.FlowTestIWL, "in-weight", okabeIto[4]},
+		{output.TestIDG, output.FlowTestIDG, "in-distribution", okabeIto[3]},
+	}
+	for _, ts := range tests {
+		add(ts.name, ts.label, ts.color, false)
+	}
 	if f.trained && f.Has(output.FlowTestICL) {
-		add(output.FlowTestICL, "", okabeIto[2], true)
-		add(output.FlowTestIWL, "", okabeIto[4], true)
+		for _, ts := range tests {
+			add(ts.flow, "", ts.color, true)
+		}
 		fig.Caption = joinSentences(fig.Caption, "Test losses: solid on the test sequences, dashed of the exact population flow.")
 	}
 	if len(p.Curves) == 0 {
@@ -242,10 +262,10 @@ func joinSentences(a, b string) string {
 }
 
 // reachableLevels are the plateaus m the model can visit: 0 … min(D, R·H)
-// for the separate model, 0 and D for the merged one; under fixed tasks
-// the plateaus read off the run, all of them.
+// for the separate model, 0 and D for the merged one; under another law
+// than the paper's the plateaus read off the run, all of them.
 func reachableLevels(rd *runData) []int {
-	if rd.fixed {
+	if rd.readOff {
 		ms := make([]int, len(rd.levels))
 		for m := range ms {
 			ms[m] = m
@@ -496,7 +516,7 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 	if merged {
 		model = "merged key–query"
 	}
-	parts := []struct{ field, text string }{
+	parts := []titlePart{
 		{"model", model},
 		{"D", fmt.Sprintf("D = %d", d)},
 		{"H", fmt.Sprintf("H = %d", h)},
@@ -507,20 +527,15 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 		parts[3].field = "skip"
 	}
 	if f.spec.N == 0 {
-		parts[4] = struct{ field, text string }{"nu", fmt.Sprintf("ν = %.4g", f.meta.Problem.Nu)}
+		parts[4] = titlePart{"nu", fmt.Sprintf("ν = %.4g", f.meta.Problem.Nu)}
 	}
 	if f.spec.White > 0 {
-		parts = append(parts, struct{ field, text string }{"white", fmt.Sprintf("Λ = %g·I", f.spec.White)})
+		parts = append(parts, titlePart{"white", fmt.Sprintf("Λ = %g·I", f.spec.White)})
 		if f.spec.White == 1 {
 			parts[len(parts)-1].text = "Λ = I"
 		}
 	}
-	if f.spec.Layer == "full" {
-		parts = append(parts, struct{ field, text string }{"layer", "full layer"})
-	}
-	if !f.spec.InContext() {
-		parts = append(parts, struct{ field, text string }{"icl", fmt.Sprintf("c = %g, K = %d", f.spec.ICL, f.spec.Tasks)})
-	}
+	parts = append(parts, lawParts(f)...)
 	var out []string
 	for _, p := range parts {
 		if p.field != "skip" && !slices.Contains(skip, p.field) {
@@ -528,4 +543,96 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 		}
 	}
 	return out
+}
+
+// titlePart is a part of a figure's title and the field it states.
+type titlePart struct{ field, text string }
+
+// paperTask reports whether a file's run is of the paper's reduced layer
+// on its task (paperLaw).
+func paperTask(f *file) bool {
+	return (f.spec.Layer == "" || f.spec.Layer == "reduced") && paperLaw(f)
+}
+
+// paperLaw reports whether a file's run is under the paper's task law,
+// whose plateaus L(M_m) the theory gives (law.Data.Standard): every
+// sequence in-context, w ~ N(0, I), no label noise.
+func paperLaw(f *file) bool {
+	sp := f.spec
+	return sp.InContext() && sp.Noise == 0 &&
+		!sp.Given("task-eigs") && !sp.Given("task-spectrum") && !sp.Given("task-white")
+}
+
+// lawParts state the layer and the law of the labels of a run that is not
+// the paper's task (docs/cli.md, "The layer and the law"): the layer by
+// name, σ², Ω and Ω_test (their eigenvalues, white or power:α, and
+// eigenvectors other than the identity), the fraction c in context, and
+// the K fixed tasks, drawn (with the data seed and the draw) or given.
+func lawParts(f *file) []titlePart {
+	if paperTask(f) {
+		return nil
+	}
+	sp := f.spec
+	layer := map[string]string{"": "reduced layer", "reduced": "reduced layer", "full": "full layer", "labelkey": "label-key layer"}[sp.Layer]
+	parts := []titlePart{{"layer", layer}}
+	if sp.Noise > 0 {
+		parts = append(parts, titlePart{"noise", fmt.Sprintf("σ² = %g", sp.Noise)})
+	}
+	for _, c := range []struct{ name, prefix string }{{"Ω", "task"}, {"Ω_test", "test-task"}} {
+		if text := covarianceTitle(sp, c.name, c.prefix); text != "" {
+			parts = append(parts, titlePart{c.prefix + "-eigs", text})
+		}
+	}
+	if !sp.InContext() {
+		parts = append(parts, titlePart{"icl", fmt.Sprintf("c = %g", sp.ICL)})
+	}
+	if f.Has(output.Tasks) || !sp.InContext() {
+		parts = append(parts, titlePart{"tasks", tasksTitle(f)})
+	}
+	return parts
+}
+
+// covarianceTitle names the task covariance (Ω or Ω_test, given by the
+// fields of prefix) as the spec gives it: C·I, diag(eigenvalues) or power:α
+// (trace D), with eigenvectors other than the identity; empty when not
+// given.
+func covarianceTitle(sp *spec.Spec, name, prefix string) string {
+	var text string
+	switch {
+	case sp.Given(prefix + "-white"):
+		return name + " = " + sp.Text(prefix+"-white") + "·I"
+	case sp.Given(prefix + "-eigs"):
+		text = name + " = diag(" + strings.ReplaceAll(sp.Text(prefix+"-eigs"), ",", " ") + ")"
+	case sp.Given(prefix + "-spectrum"):
+		text = name + ": " + sp.Text(prefix+"-spectrum")
+	default:
+		return ""
+	}
+	if vecs := sp.Text(prefix + "-eigvecs"); vecs != "" && vecs != "identity" {
+		text += " in eigenvectors " + filepath.Base(vecs)
+	}
+	return text
+}
+
+// tasksTitle names the fixed tasks: their number K and whether they were
+// drawn (the data seed and the draw) or given (output.ProblemMeta's
+// FixedTasks; older files do not say).
+func tasksTitle(f *file) string {
+	sp := f.spec
+	k := sp.Tasks
+	if a, err := f.Read(output.Tasks); err == nil && len(a.Shape) == 2 {
+		k = a.Shape[0]
+	}
+	text := fmt.Sprintf("K = %d", k)
+	switch f.meta.Problem.FixedTasks {
+	case "drawn":
+		draw := sp.TaskDraw
+		if draw == "" {
+			draw = "scaled"
+		}
+		text += fmt.Sprintf(" drawn from data seed %d (%s)", sp.DataSeed, draw)
+	case "given":
+		text += " given"
+	}
+	return text
 }

@@ -84,8 +84,40 @@ func (sd *sweepData) runCurves(p *Panel, runs []sweepRun, log bool, end float64)
 
 // legendCurves are the legend's entries: a line in the colour of each hue
 // value and one of each style value's dashes (those of runs drawn, for a
-// field with two or more of them).
+// field with two or more of them), and, so that the legend names every
+// field that varies, a thin grey line for each other swept field: drawn
+// alike, or with -view median summarized over.
 func (sd *sweepData) legendCurves() []Curve {
+	out := sd.toldApartCurves()
+	for _, field := range sd.swept {
+		if field == sd.hue || field == sd.style || field == sd.panel || sd.count(field) < 2 {
+			continue
+		}
+		label := sd.valuesText(field) + ": drawn alike"
+		if slices.Contains(sd.replicates, field) {
+			label = "median over " + sd.valuesText(field)
+		}
+		out = append(out, Curve{Label: label, Color: lightGray, Thin: true})
+	}
+	return out
+}
+
+// valuesText names a swept field's values: all of them, or the first two
+// and the last of more than four.
+func (sd *sweepData) valuesText(field string) string {
+	v := sd.values[field]
+	if len(v) > 4 {
+		return fmt.Sprintf("%s = %s, %s, …, %s", field, shorten(v[0]), shorten(v[1]), shorten(v[len(v)-1]))
+	}
+	short := make([]string, len(v))
+	for i, x := range v {
+		short[i] = shorten(x)
+	}
+	return field + " = " + strings.Join(short, ", ")
+}
+
+// toldApartCurves are the legend's entries of the hue and style fields.
+func (sd *sweepData) toldApartCurves() []Curve {
 	var out []Curve
 	for _, field := range []string{sd.hue, sd.style} {
 		var present []int
@@ -216,6 +248,12 @@ func sweepDropPanel(sd *sweepData) *Panel {
 		p.XTicks = append(p.XTicks, Tick{Value: float64(k), Label: label})
 	}
 	p.XRange = Range{-0.5, float64(cats) - 0.5}
+	// Faint lines between the categories, so that a group's marker set off
+	// from its category's tick reads as of that category, not of a value
+	// between two (issue 45: a tasks marker read as an icl value).
+	for k := 1; k < cats; k++ {
+		p.VLines = append(p.VLines, RefLine{Value: float64(k) - 0.5})
+	}
 	// The groups within a category: the fields told apart other than -by.
 	var fields []string
 	for _, f := range []string{sd.panel, sd.hue, sd.style} {

@@ -1,9 +1,11 @@
 // Package flow is the exact population (infinite-data) gradient flow of
 // multi-head linear attention trained on in-context linear regression, for
 // merged (ATTN_M) and separate rank-R (ATTN_S) key–query parametrizations
-// (Zhang, Singh, Latham, Saxe, "law.Training Dynamics of In-Context Learning in
+// (Zhang, Singh, Latham, Saxe, "Training Dynamics of In-Context Learning in
 // Linear Attention", ICML 2025; the formulas in one notation are in
-// docs/math.md).
+// docs/math.md): of the paper's reduced layer, and of the full and the
+// label-key layer (Layer) under any task law of package law (fixed tasks,
+// a task covariance Ω, label noise), with their exact test losses.
 //
 // Both models predict ŷ = βᵀ M x_q with an effective map M, and the flow is
 // driven by the residual G = Λ² − A M Λ with A = E[Λ̂²] = Λ² + ν(Λ + tr(Λ)I)Λ

@@ -17,8 +17,10 @@ import (
 // KeyAlignment (separate model)
 // or KeyQuery (merged), Map, the law (law.Data.Arrays), Transitions and
 // TransitionM; then the full layer's extra blocks (ExtraArrays), the test
-// losses when the run computed them, and the fixed tasks (Tasks) when they
-// entered. Under a task law with fixed tasks Plateaus holds the plateaus
+// losses when the run computed them (TestICL; TestIWL and TestIDG only
+// with fixed tasks, which define those tests: without them the run has
+// none, and the arrays are absent, never NaN), and the fixed tasks (Tasks)
+// when they entered. Under a task law with fixed tasks Plateaus holds the plateaus
 // read off the run (Trajectory.Plateaus), not the in-context
 // L(M_m). tr.States holds s's states in the original basis, row-major.
 func RunArrays(s *System, tr *Trajectory) []export.Array {
@@ -95,10 +97,12 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 		export.Floats(output.Transitions, ts, len(ts)),
 		export.Ints(output.TransitionM, ms, len(ms)))
 	arrays = append(arrays, ExtraArrays(s.Model, d, tr.States, nt)...)
-	if tr.TestICL != nil {
-		arrays = append(arrays, export.Floats(output.TestICL, tr.TestICL, ns), export.Floats(output.TestIWL, tr.TestIWL, ns))
-		if s.Data.HasFixed() {
-			arrays = append(arrays, export.Floats(output.TestIDG, tr.TestIDG, ns))
+	for _, test := range []struct {
+		name   string
+		losses []float64
+	}{{output.TestICL, tr.TestICL}, {output.TestIWL, tr.TestIWL}, {output.TestIDG, tr.TestIDG}} {
+		if test.losses != nil {
+			arrays = append(arrays, export.Floats(test.name, test.losses, ns))
 		}
 	}
 	if tasks := s.Data.Tasks(); len(tasks.Fixed) > 0 && (!s.Data.InContext() || tr.TestIWL != nil) {

@@ -128,33 +128,38 @@ func (l Layer) Pairs(d int) [][2]int {
 	return out
 }
 
-// SetExtras writes the full layer's extra blocks into the state y (original
-// basis, of length Len): vx (H·D, row i the token part v_x of head i's value
-// row) and label, the merged label rows u_y (H·D) or the separate keys'
+// SetExtras writes the layer's extra blocks into the state y (original
+// basis, of length Len): vx (H·D, row i the token part v_x of head i's
+// value row; the full layer's, empty for the label-key layer, which has
+// none) and label, the merged label rows u_y (H·D) or the separate keys'
 // label entries k_y (H·R, row i·R + r), in the layout of System's state
 // (docs/math.md, "The full layer"). A reduced layer has no extra blocks.
 func (s *System) SetExtras(y, vx, label []float64) error {
 	s.checkLen("y", y)
-	if s.Model.Layer != FullLayer {
+	if !s.Model.Layer.extra() {
 		return fmt.Errorf("flow: the %v layer has no extra blocks v_x, u_y, k_y", s.Model.Layer)
 	}
-	h, d := s.Model.H, s.d
-	nLabel, name := h*d, "u_y"
+	d := s.d
+	nx, nLabel, name := s.Model.valueTokensLen(d), s.Model.keyLabelsLen(d), "u_y"
 	if s.Model.Kind == Separate {
-		nLabel, name = h*s.Model.R, "k_y"
+		name = "k_y"
 	}
-	if len(vx) != h*d || len(label) != nLabel {
-		return fmt.Errorf("flow: the full %v layer wants v_x of length H·D = %d and %s of length %d, got %d and %d",
-			s.Model.Kind, h*d, name, nLabel, len(vx), len(label))
+	if len(vx) != nx || len(label) != nLabel {
+		if nx == 0 {
+			return fmt.Errorf("flow: the %v %v layer wants no v_x and %s of length %d, got %d and %d",
+				s.Model.Layer, s.Model.Kind, name, nLabel, len(vx), len(label))
+		}
+		return fmt.Errorf("flow: the %v %v layer wants v_x of length H·D = %d and %s of length %d, got %d and %d",
+			s.Model.Layer, s.Model.Kind, nx, name, nLabel, len(vx), len(label))
 	}
 	off := s.Model.flowLen(d)
 	if err := checkFinite(vx, off); err != nil {
 		return err
 	}
-	if err := checkFinite(label, off+h*d); err != nil {
+	if err := checkFinite(label, off+nx); err != nil {
 		return err
 	}
 	copy(y[off:], vx)
-	copy(y[off+h*d:], label)
+	copy(y[off+nx:], label)
 	return nil
 }

@@ -7,14 +7,14 @@ import (
 )
 
 // TestFromArraysFullLayer: FromArrays and SetExtras assemble the state
-// layout of System (v, then U or K and Q, then v_x and u_y or k_y): a
-// random state of each full-layer case split into its arrays and put back
-// together is the same state, bit for bit; without SetExtras the extra
-// blocks are zero, as the paper's initialization has them (docs/math.md,
-// "The full layer").
+// layout of System (v, then U or K and Q, then v_x and u_y or k_y; the
+// label-key layer's u_y or k_y alone): a random state of each full- and
+// label-key-layer case split into its arrays and put back together is the
+// same state, bit for bit; without SetExtras the extra blocks are zero, as
+// the paper's initialization has them (docs/math.md, "The full layer").
 func TestFromArraysFullLayer(t *testing.T) {
 	for _, tc := range fullCases {
-		if tc.m.Layer != FullLayer {
+		if tc.m.Layer == ReducedLayer {
 			continue
 		}
 		s := newSys(t, lawData(t, tc, 2), tc.m)
@@ -40,7 +40,8 @@ func TestFromArraysFullLayer(t *testing.T) {
 				t.Fatalf("%s: extra weight %d is %v before SetExtras, want 0", tc.name, i, x)
 			}
 		}
-		if err := s.SetExtras(got, y[nr:nr+h*d], y[nr+h*d:]); err != nil {
+		nx := tc.m.valueTokensLen(d) // H·D, or none in the label-key layer
+		if err := s.SetExtras(got, y[nr:nr+nx], y[nr+nx:]); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		for i := range y {

@@ -50,8 +50,10 @@ func (c *spacing) advance(v float64) span {
 
 func newRecorder(s *System, limit int, y0 []float64, l0 float64) *recorder {
 	r := &recorder{s: s, n: s.Len(), max: limit, l0: l0, gap: s.lossGap(l0)}
-	lin, log, loss := dropsShares(limit - 2) // room for the start and the end
-	r.coord = [3]spacing{{share: max(lin, 1)}, {share: log}, {share: max(loss, 1)}}
+	// Room for the start and the end: at most limit steps in all, however
+	// small (a coordinate of share 0 keeps none; issue 45).
+	lin, log, loss := dropsShares(max(limit-2, 0))
+	r.coord = [3]spacing{{share: lin}, {share: log}, {share: loss}}
 	r.t, r.loss = []float64{0}, []float64{l0}
 	r.states = append(make([]float64, 0, min(limit, 16)*r.n), y0...)
 	r.hits = [][3]span{{{1, 0}, {1, 0}, {1, 0}}}

@@ -359,7 +359,8 @@ type Trajectory struct {
 
 	// TestICL, TestIWL and TestIDG are the exact in-context, in-weight and
 	// in-distribution test losses at Times (RunSettings.NoTestLosses, Plan.Tests;
-	// System.TestLosses).
+	// System.TestLosses); nil where the run computed none, and the last
+	// two nil without fixed tasks, which define those tests.
 	TestICL, TestIWL, TestIDG []float64
 
 	sys   *System

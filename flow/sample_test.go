@@ -168,6 +168,31 @@ func TestRecorder(t *testing.T) {
 	}
 }
 
+// TestRecorderFew: a recorder of a handful of states keeps at most that
+// many, the start and the end among them: -state-every K promises at most
+// ⌈S/K⌉ + 1 states (docs/cli.md, "States kept"), and -state-every 1000000
+// kept 4 of the 2 it allows (issue 45, unclear case 5).
+func TestRecorderFew(t *testing.T) {
+	t.Parallel()
+	data, err := law.NewData([]float64{0.2}, nil, law.Lengths{Nu: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSys(t, data, Model{Kind: Separate, H: 1, R: 1, Tau: 1})
+	for limit := 2; limit <= 6; limit++ {
+		rec := newRecorder(s, limit, []float64{0, 0, 0}, 1)
+		rec.l0, rec.gap = 1, 1
+		for step := 1; step <= 1000; step++ {
+			tk := float64(step)
+			rec.add(tk, []float64{tk, 0, 0}, 1/(1+tk))
+		}
+		rec.last(1000.5, []float64{1000.5, 0, 0}, 1/1001.5)
+		if n := len(rec.t); n > limit || rec.t[0] != 0 || rec.t[n-1] != 1000.5 {
+			t.Errorf("limit %d: states at %v", limit, rec.t)
+		}
+	}
+}
+
 // TestInterpolate: interpolate reproduces a polynomial of degree 5 to
 // rounding through any 6 or more nodes (Lagrange's interpolant is
 // unique), returns the node's value at a node, and through fewer nodes

@@ -146,8 +146,11 @@ func compact(raw json.RawMessage) json.RawMessage {
 
 // WriteIndex writes DIR/BASE.json and DIR/BASE.npz, atomically. The .npz
 // has one row per run: IndexRun, IndexStatus, IndexFinalLoss, IndexTEnd,
-// IndexNTransitions, Transitions (runs, D) padded with −1, and a column
-// IndexParamPrefix + NAME for each swept field (dashes as underscores).
+// IndexNTransitions, Transitions (runs, k) and TransitionM (runs, k), the
+// k-th drop observed in column k − 1 (by order: the merged model's one
+// drop, m = D, in the first column) with its m, padded with −1, and a
+// column IndexParamPrefix + NAME for each swept field (dashes as
+// underscores).
 func WriteIndex(dir, base string, idx *Index) error {
 	for i := range idx.Rows {
 		params := make(map[string]json.RawMessage, len(idx.Rows[i].Params))
@@ -187,7 +190,7 @@ func indexArrays(idx *Index) []export.Array {
 	for _, r := range idx.Rows {
 		width = max(width, len(r.Transitions))
 	}
-	trans := make([]float64, n*width)
+	trans, ms := make([]float64, n*width), make([]int64, n*width)
 	for i, r := range idx.Rows {
 		run[i], status[i], ntr[i] = int64(r.Run), int64(idx.StatusCodes[r.Status]), int64(len(r.Transitions))
 		final[i], tEnd[i] = -1, -1
@@ -198,9 +201,12 @@ func indexArrays(idx *Index) []export.Array {
 			tEnd[i] = *r.TEnd
 		}
 		for k := 0; k < width; k++ {
-			trans[i*width+k] = -1
+			trans[i*width+k], ms[i*width+k] = -1, -1
 			if k < len(r.Transitions) {
 				trans[i*width+k] = r.Transitions[k]
+			}
+			if k < len(r.TransitionM) {
+				ms[i*width+k] = int64(r.TransitionM[k])
 			}
 		}
 	}
@@ -211,6 +217,7 @@ func indexArrays(idx *Index) []export.Array {
 		export.Floats(IndexTEnd, tEnd, n),
 		export.Ints(IndexNTransitions, ntr, n),
 		export.Floats(Transitions, trans, n, width),
+		export.Ints(TransitionM, ms, n, width),
 	}
 	for _, name := range idx.Swept {
 		arrays = append(arrays, paramArray(name, idx.ParamValues[name], idx.Rows))

@@ -151,3 +151,45 @@ func TestReadSidecarTrailing(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareDir: PrepareDir creates the folders of a path as mkdir -p
+// does and returns those it created, outermost first; RemoveEmptyDirs
+// removes those still empty, innermost first, and keeps a folder that
+// holds anything (and the folders above it), so that a command that fails
+// leaves no empty folder behind and loses nothing.
+func TestPrepareDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a", "b", "c", "run.npz")
+	created, err := output.PrepareDir(path)
+	want := []string{filepath.Join(dir, "a"), filepath.Join(dir, "a", "b"), filepath.Join(dir, "a", "b", "c")}
+	if err != nil || !slices.Equal(created, want) {
+		t.Fatalf("PrepareDir = %v, %v; want %v", created, err, want)
+	}
+	if again, err := output.PrepareDir(path); err != nil || len(again) != 0 {
+		t.Errorf("PrepareDir of existing folders = %v, %v; want none created", again, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", "b", "kept"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	output.RemoveEmptyDirs(created)
+	entries, _ := os.ReadDir(filepath.Join(dir, "a", "b"))
+	if len(entries) != 1 || entries[0].Name() != "kept" {
+		t.Errorf("after RemoveEmptyDirs a/b holds %v, want only kept", entries)
+	}
+	os.Remove(filepath.Join(dir, "a", "b", "kept"))
+	output.RemoveEmptyDirs(created)
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("after RemoveEmptyDirs of empty folders %s holds %v", dir, entries)
+	}
+	// A folder that cannot be made (a file is in its way) is refused.
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := output.PrepareDir(filepath.Join(dir, "file", "x", "y.npz")); err == nil {
+		t.Error("PrepareDir under a file: no error")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "file")); err != nil {
+		t.Error(err)
+	}
+}

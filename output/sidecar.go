@@ -68,6 +68,10 @@ type ProblemMeta struct {
 	LMin                *float64  `json:"L_min,omitempty"`
 	ExpressivityLimited bool      `json:"expressivity_limited"`
 	StateSize           int       `json:"state_size"`
+	// FixedTasks says where the fixed tasks came from: "drawn" (from the
+	// data seed as -task-draw says) or "given" (-w0, -w0-file); absent
+	// without fixed tasks.
+	FixedTasks string `json:"fixed_tasks,omitempty"`
 }
 
 // SolverMeta is the integrator's account of the run.

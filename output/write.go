@@ -3,8 +3,10 @@ package output
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -83,18 +85,39 @@ func Write(path string, arrays []export.Array, side *Sidecar) error {
 // PrepareDir creates the directory that is to hold the file path, with its
 // parents (as mkdir -p; an existing one is kept), and checks that a file
 // can be created in it, so that a command refuses an output it could not
-// write before any work. Its errors name the directory.
-func PrepareDir(path string) error {
+// write before any work. Its errors name the directory. It returns the
+// directories it created, outermost first, which RemoveEmptyDirs removes
+// again when the command fails before it writes in them: no failed command
+// leaves an empty folder behind.
+func PrepareDir(path string) ([]string, error) {
 	dir := filepath.Dir(path)
+	var created []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d {
+			break
+		}
+		created = append([]string{d}, created...)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create directory %s: %w", dir, unwrapPath(err))
+		RemoveEmptyDirs(created)
+		return nil, fmt.Errorf("cannot create directory %s: %w", dir, unwrapPath(err))
 	}
 	probe, err := os.CreateTemp(dir, ".linattn-probe*")
 	if err != nil {
-		return fmt.Errorf("directory %s is not writable", dir)
+		RemoveEmptyDirs(created)
+		return nil, fmt.Errorf("directory %s is not writable", dir)
 	}
 	probe.Close()
-	return os.Remove(probe.Name())
+	return created, os.Remove(probe.Name())
+}
+
+// RemoveEmptyDirs removes, innermost first, those of the directories dirs
+// (outermost first, as PrepareDir returns them) that are empty; a
+// directory that holds anything stays.
+func RemoveEmptyDirs(dirs []string) {
+	for i := len(dirs) - 1; i >= 0; i-- {
+		os.Remove(dirs[i]) // fails, and keeps it, unless it is empty
+	}
 }
 
 // unwrapPath drops the operation and path of a *os.PathError, which the

@@ -38,7 +38,11 @@ func (c covariance) given(s *resolver) bool {
 }
 
 // resolveCovariance validates the fields of c; the eigenvectors need
-// eigenvalues.
+// eigenvalues, and a white covariance C·I has none of its own (every basis
+// is one), so -PREFIX-white refuses -PREFIX-eigvecs other than identity
+// and records none. Ω_test's eigenvectors default to Ω's when Ω has
+// eigenvalues of its own (Ω_test given by its eigenvalues alone is a law
+// in Ω's eigenbasis), else to identity.
 func (s *resolver) resolveCovariance(c covariance) error {
 	switch {
 	case !c.given(s):
@@ -59,12 +63,22 @@ func (s *resolver) resolveCovariance(c covariance) error {
 		if !(*c.white > 0) || math.IsInf(*c.white, 0) {
 			return fmt.Errorf("-%s = %g, want a finite C > 0", c.name("white"), *c.white)
 		}
+		if s.Given(c.name("eigvecs")) && *c.eigvecs != "identity" {
+			return fmt.Errorf("-%s = %q: -%s %g makes the covariance %g·I, of which every vector is an eigenvector; leave -%s out (or give eigenvalues of its own: -%s or -%s)",
+				c.name("eigvecs"), *c.eigvecs, c.name("white"), *c.white, *c.white, c.name("eigvecs"), c.name("eigs"), c.name("spectrum"))
+		}
+		return nil
 	default:
 		if _, err := parsePower(c.name("spectrum"), *c.spectrum); err != nil {
 			return err
 		}
 	}
-	s.def(c.name("eigvecs"))
+	s.defTo(c.name("eigvecs"), func() {
+		*c.eigvecs = "identity"
+		if train := taskCovariance(s.Spec); c.prefix == "test-task" && train.given(s) && !s.Given(train.name("white")) {
+			*c.eigvecs = *train.eigvecs // Ω's, resolved before Ω_test's
+		}
+	})
 	return nil
 }
 
@@ -85,9 +99,12 @@ func (j *Job) covarianceMatrix(s *resolver, c covariance) (*mat.Dense, error) {
 		alpha, _ := parsePower(c.name("spectrum"), *c.spectrum) // checked by resolveCovariance
 		e = law.PowerLaw(d, alpha, float64(d))
 	}
-	v, err := j.eigenvectorsOf(c.name("eigvecs"), c.eigvecs, d)
-	if err != nil {
-		return nil, err
+	var v *mat.Dense // C·I: any basis
+	if !s.Given(c.name("white")) {
+		var err error
+		if v, err = j.eigenvectorsOf(c.name("eigvecs"), c.eigvecs, d); err != nil {
+			return nil, err
+		}
 	}
 	// law.Data checks the eigenvectors and forms V diag(e) Vᵀ: one
 	// implementation for Λ and the task covariances.

@@ -159,9 +159,23 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"task-white", "-1"}, "-task-white = -1, want a finite C > 0"},
 		{[]string{"task-spectrum", "power:x"}, `-task-spectrum = "power:x", want power:ALPHA with a finite ALPHA ≥ 0`},
 		{[]string{"task-eigvecs", "random:2"}, "-task-eigvecs needs the eigenvalues: give -task-eigs, -task-spectrum or -task-white"},
-		{[]string{"task-white", "1", "task-eigvecs", "spin"}, `-task-eigvecs = "spin", want identity, random, random:SEED or a FILE.npy`},
+		{[]string{"task-eigs", "1,2,3,4", "task-eigvecs", "spin"}, `-task-eigvecs = "spin", want identity, random:SEED (a Haar rotation drawn from SEED) or a FILE.npy`},
+		// Issue 45, unclear cases 1 and 2: Ω's eigenvectors have no
+		// default seed to call random; a white Ω has no eigenvectors of
+		// its own.
+		{[]string{"task-eigs", "1,2,3,4", "task-eigvecs", "random"}, `-task-eigvecs = "random", want identity, random:SEED (a Haar rotation drawn from SEED) or a FILE.npy`},
+		{[]string{"task-white", "2", "task-eigvecs", "random:5"}, `-task-eigvecs = "random:5": -task-white 2 makes the covariance 2·I, of which every vector is an eigenvector; leave -task-eigvecs out`},
+		{[]string{"task-eigs", "1,2,3,4", "test-task-white", "2", "test-task-eigvecs", "random:5"}, `-test-task-eigvecs = "random:5": -test-task-white 2 makes the covariance 2·I`},
 		{[]string{"test-task-white", "0"}, "-test-task-white = 0, want a finite C > 0"},
-		{[]string{"test-task-white", "2", "test", "0"}, "-test-task-white: no in-context test loss is computed here"},
+		// Issue 45, unclear cases 9 and 10: labels of a variance beyond
+		// MaxLabelScale·tr Λ failed in the moments' eigendecomposition,
+		// naming no flag. tr Λ = 1 here.
+		{[]string{"noise", "1e300"}, "-noise = 1e+300: the labels' variance tr(ΛΩ) + σ² = 1e+300 is more than 1e+08 times the tokens' tr Λ = 1"},
+		{[]string{"task-white", "1e200"}, "-task-white = 1e+200: the labels' variance tr(ΛΩ) + σ² = 1e+200 is more than 1e+08"},
+		{[]string{"task-eigs", "1e9,1,1,1"}, "-task-eigs = 1e+09,1,1,1: the labels' variance"},
+		{[]string{"test-task-white", "2e8"}, "-test-task-white = 2e+08: the labels' variance tr(ΛΩ_test) + σ² = 2e+08"},
+		// Issue 45, unclear case 12: train was told "give -layer full".
+		{[]string{"layer", "full", "test-task-white", "2", "test", "0"}, "-test-task-white: no in-context test loss is computed here; give -test above 0 (train's test sets)"},
 		{[]string{"w0", "1,2,3", "icl", "0.5"}, "-w0 has 3 numbers, want K·D = a multiple of D = 4"},
 		{[]string{"w0", "1,2,3,4", "tasks", "2", "icl", "0.5"}, "-tasks = 2 but -w0 holds 1 task vectors"},
 		{[]string{"test", "-1"}, "-test = -1, want ≥ 0 test sequences"},
@@ -185,7 +199,7 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"tasks", "3"}, "-tasks: with -icl 1 every sequence is in-context and no in-weight test is computed here"},
 		{[]string{"w0", "1,2,3,4"}, "-w0: with -icl 1"},
 		{[]string{"task-draw", "gaussian"}, "-task-draw: with -icl 1"},
-		{[]string{"test-task-white", "2"}, "-test-task-white: no in-context test loss is computed here"},
+		{[]string{"test-task-white", "2"}, "-test-task-white: no in-context test loss is computed here; give -layer full or labelkey, or a task law other than the paper's"},
 	} {
 		_, err := resolve(parseFlags(t, tc.flags...), 1e12, GroupSolver, GroupLaw)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
@@ -196,7 +210,7 @@ func TestFieldRanges(t *testing.T) {
 	for _, flags := range [][]string{
 		{"nu", "1"}, {"R", "4"}, {"T", "0"}, {"atol", "5e-324"}, {"samples", "2"}, {"points", "2"}, {"icl", "0"},
 		{"test", "0"}, {"batch", "10000"}, {"ntp-max", "1"}, {"spectrum", "power:0", "D", "10"},
-		{"icl", "0", "w0", "1,2,3,4,5,6,7,8"}, {"icl", "0.5", "tasks", "16"},
+		{"icl", "0", "w0", "1,2,3,4,5,6,7,8"}, {"icl", "0.5", "tasks", "16"}, {"noise", "9e7"}, {"task-white", "9e7"},
 	} {
 		groups := allGroups
 		if flags[0] == "nu" {

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -16,7 +17,11 @@ import (
 // decodeNPY reads a float64 .npy file into C order with its shape.
 func decodeNPY(content []byte) ([]float64, []int, error) {
 	a, err := export.ReadNPY(bytes.NewReader(content))
-	if err != nil {
+	var de *export.DtypeError
+	switch {
+	case errors.As(err, &de):
+		return nil, nil, wantFloat64(de.Type)
+	case err != nil:
 		return nil, nil, err
 	}
 	return floatData(a)
@@ -25,17 +30,24 @@ func decodeNPY(content []byte) ([]float64, []int, error) {
 // floatData is a's float64 data and shape.
 func floatData(a export.Array) ([]float64, []int, error) {
 	if a.Float == nil {
-		return nil, nil, fmt.Errorf("data type %q, want float64 ('<f8'; numpy: a.astype(numpy.float64))", a.Dtype())
+		return nil, nil, wantFloat64(a.Dtype())
 	}
 	return a.Float, a.Shape, nil
+}
+
+// wantFloat64 is the error of an input array of numpy type dtype: the
+// inputs are float64, whatever else the reader takes (one message for
+// float32, int64, …).
+func wantFloat64(dtype string) error {
+	return fmt.Errorf("data type %q, want float64 ('<f8'; numpy: a.astype(numpy.float64))", dtype)
 }
 
 // readInit reads -init: v (H,), and K, Q (H, R, D) for the separate model
 // or U (H, D, D) for the merged model, in the original coordinates; and,
 // for the full layer, its extra blocks v_x (H, D) and u_y (H, D, merged) or
 // k_y (H, R, separate) if the file holds them, else zero (docs/training.md,
-// "The full layer"). A reduced layer refuses extra blocks that are not
-// zero, which it would drop.
+// "The full layer"), for the label-key layer u_y or k_y. A layer refuses
+// extra blocks it lacks that are not zero, which it would drop.
 func (j *Job) readInit() ([]float64, error) {
 	s := j.Spec
 	content, err := os.ReadFile(s.Init)
@@ -99,7 +111,11 @@ func (in *initFile) shapes() (need, extras map[string][]int) {
 // read returns the float64 array name, which must have the shape want.
 func (in *initFile) read(name string, want []int) ([]float64, error) {
 	a, err := in.zr.Read(name)
-	if err != nil {
+	var de *export.DtypeError
+	switch {
+	case errors.As(err, &de):
+		return nil, fmt.Errorf("-init %s: array %q: %w", in.path, name, wantFloat64(de.Type))
+	case err != nil:
 		return nil, fmt.Errorf("-init %s: %w", in.path, err)
 	}
 	data, shape, err := floatData(a)
@@ -128,43 +144,63 @@ func (in *initFile) missing(name string, need map[string][]int) error {
 		s.Init, name, s.Model, s.H, s.R, s.D, describeShapes(sortedKeys(need), need), hint)
 }
 
-// setExtras sets the full layer's extra blocks of y from the file, both or
-// neither, and refuses the other model's block or, for the reduced layer,
-// blocks that are not zero.
+// setExtras sets the layer's extra blocks of y from the file: the full
+// layer's v_x and u_y (or k_y), both or neither; the label-key layer's u_y
+// (or k_y). It refuses the other model's block, and a block the layer
+// lacks unless it is zero, naming the layer that has it: a label-key run's
+// own final state (v, U, u_y) restarts it (issue 45).
 func (in *initFile) setExtras(sys *flow.System, y []float64, extras map[string][]int) error {
 	s := in.spec
-	names := sortedKeys(extras) // "k_y" or "u_y", then "v_x"
+	label := output.LabelKQ
+	if s.Model == "separate" {
+		label = output.KeyLabel
+	}
 	for _, other := range []string{output.LabelKQ, output.KeyLabel} {
-		if _, ok := extras[other]; !ok && in.zr.Has(other) {
-			return fmt.Errorf("-init %s holds %q, a block of the other model; the %s model's extra blocks are %s",
-				in.path, other, s.Model, strings.Join(names, " and "))
+		if other != label && in.zr.Has(other) {
+			return fmt.Errorf("-init %s holds %q, a block of the other model; the %s model's extra blocks are %s and %s",
+				in.path, other, s.Model, label, output.ValueX)
 		}
 	}
-	var got [][]float64
-	for _, name := range names {
-		if !in.zr.Has(name) {
-			continue
+	got := map[string][]float64{}
+	for _, name := range []string{label, output.ValueX} {
+		if in.zr.Has(name) {
+			data, err := in.read(name, extras[name])
+			if err != nil {
+				return err
+			}
+			got[name] = data
 		}
-		data, err := in.read(name, extras[name])
-		if err != nil {
-			return err
+	}
+	var nonzero []string // the blocks the layer lacks that are not zero
+	lacks := map[string][]string{"reduced": {label, output.ValueX}, "labelkey": {output.ValueX}}[s.Layer]
+	for _, name := range lacks {
+		if slices.ContainsFunc(got[name], func(v float64) bool { return v != 0 }) {
+			nonzero = append(nonzero, name)
 		}
-		got = append(got, data)
+	}
+	if len(nonzero) > 0 {
+		to := "-layer full to start from them (or leave them out of the file)"
+		if !slices.Contains(nonzero, output.ValueX) {
+			to = "-layer labelkey or full to start from it (or leave it out of the file)"
+		} else if len(nonzero) == 1 {
+			to = "-layer full to start from it (or leave it out of the file)"
+		}
+		return fmt.Errorf("-init %s holds nonzero %s, which the %s layer lacks: %s",
+			in.path, strings.Join(nonzero, " and "), s.Layer, to)
 	}
 	switch {
-	case len(got) == 0:
+	case s.Layer == "reduced" || len(got) == 0:
 		return nil
-	case len(got) < len(names):
-		return fmt.Errorf("-init %s holds one of the full layer's extra blocks %s but not the other: give both (zeros for a block that starts at zero), or neither for zero extra blocks",
-			in.path, strings.Join(names, " and "))
-	case s.Layer != "full":
-		if slices.ContainsFunc(got, func(x []float64) bool { return slices.ContainsFunc(x, func(v float64) bool { return v != 0 }) }) {
-			return fmt.Errorf("-init %s holds nonzero extra blocks %s, which the reduced layer lacks: -layer full to start from them",
-				in.path, strings.Join(names, " and "))
+	case s.Layer == "labelkey":
+		if got[label] == nil {
+			return nil
 		}
-		return nil
+		got[output.ValueX] = nil // zero: checked above
+	case got[label] == nil || got[output.ValueX] == nil:
+		return fmt.Errorf("-init %s holds one of the full layer's extra blocks %s and %s but not the other: give both (zeros for a block that starts at zero), or neither for zero extra blocks",
+			in.path, label, output.ValueX)
 	}
-	if err := sys.SetExtras(y, got[1], got[0]); err != nil {
+	if err := sys.SetExtras(y, got[output.ValueX], got[label]); err != nil {
 		return fmt.Errorf("-init %s: %w", in.path, err)
 	}
 	return nil

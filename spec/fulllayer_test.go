@@ -16,7 +16,7 @@ import (
 // n = H + H·D² + 2H·D = 270 400 (flow.Model.StateLen); the states of every
 // 26th of the 2001 output times and the last, 78, within 160 MB
 // (flow.StateStride: ⌈2001·n·8/160 MiB⌉ = 26), and as many recorded by the
-// first pass; BDF (flow.MethodFor: the full layer under a task law) keeps
+// first pass; BDF (flow.Plan: the full layer under a task law) keeps
 // its continuous extension within flow.BDFKeptStates = 2 times the states
 // kept, holds the deflation preconditioner's flow.DeflateStepsMerged + 1
 // = 61 vectors (its structured deflation is a few MB), GMRES's 2·20 + 1 = 41 (ode's gmres with the deflation's Krylov
@@ -48,7 +48,7 @@ func TestFullLayerLargeD(t *testing.T) {
 // TestJobResolvesAsRun: the job resolves the settings its run resolves
 // (Job.Resolved, what the sidecar of a train or reduced command records),
 // also where the run of the full layer is the reduced flow: under the
-// in-context law with label noise, MethodFor picks BDF for the full layer
+// in-context law with label noise, the plan picks BDF for the full layer
 // but the run integrates the reduced layer, with Auto.
 func TestJobResolvesAsRun(t *testing.T) {
 	t.Parallel()

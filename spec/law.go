@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
@@ -16,6 +19,7 @@ const MaxTasks = 1 << 20
 // -noise, -task-* and -test-task-*, -tasks or -w0 or -w0-file,
 // -task-draw, -data-seed), read by run and train (forTrain).
 func (s *resolver) resolveLaw(forTrain bool) error {
+	s.forTrain, s.tasksGiven = forTrain, s.Given("w0") || s.Given("w0-file")
 	s.defTo("layer", func() {
 		s.Layer = "reduced"
 		if forTrain {
@@ -52,13 +56,20 @@ func (s *resolver) resolveLaw(forTrain bool) error {
 	} else if err := s.resolveTasks(); err != nil {
 		return err
 	}
-	s.defTo("data-seed", func() {
-		s.DataSeed = flow.DefaultSeed
-		if s.Given("seed") {
-			s.DataSeed = s.Seed
-		}
-	})
+	if s.tasksGiven && !forTrain && !s.Given("data-seed") {
+		return nil // run draws nothing from the data seed but tasks
+	}
+	s.defTo("data-seed", func() { s.DataSeed = s.defaultDataSeed() })
 	return nil
+}
+
+// defaultDataSeed is -data-seed's default: -seed's value, or
+// flow.DefaultSeed with -init.
+func (s *resolver) defaultDataSeed() uint64 {
+	if s.Given("seed") {
+		return s.Seed
+	}
+	return flow.DefaultSeed
 }
 
 // noEffect refuses fixed tasks given where they have no effect.
@@ -72,13 +83,13 @@ func (s *resolver) noEffect(flag string) error {
 // law.Data.Standard).
 func (j *Job) checkTestLaw() error {
 	sp := j.Spec
-	computed := sp.Test > 0
+	computed, give := sp.Test > 0, "give -test above 0 (train's test sets)"
 	if !sp.Given("test") { // run
-		computed = j.System.Plan().Tests.ICL
+		computed, give = j.System.Plan().Tests.ICL, "give -layer full or labelkey, or a task law other than the paper's (-icl below 1, -noise, -task-*)"
 	}
 	for _, f := range []string{"test-task-eigs", "test-task-spectrum", "test-task-white"} {
 		if sp.Given(f) && !computed {
-			return fmt.Errorf("-%s: no in-context test loss is computed here; give -layer full or labelkey, a task law other than the paper's (-icl below 1, -noise, -task-*), or train with -test above 0", f)
+			return fmt.Errorf("-%s: no in-context test loss is computed here; %s", f, give)
 		}
 	}
 	return nil
@@ -155,6 +166,14 @@ func (j *Job) law(s *resolver, data *law.Data) (*law.Data, error) {
 	if tasks.TestCov, err = j.covarianceMatrix(s, testTaskCovariance(s.Spec)); err != nil {
 		return nil, err
 	}
+	for _, c := range []struct {
+		cov *mat.Dense
+		f   covariance
+	}{{tasks.Cov, taskCovariance(s.Spec)}, {tasks.TestCov, testTaskCovariance(s.Spec)}} {
+		if err := s.checkLabelScale(data, c.cov, c.f); err != nil {
+			return nil, err
+		}
+	}
 	if s.Given("tasks") || s.Given("w0-file") {
 		if tasks.Fixed, err = j.fixedTasks(s); err != nil {
 			return nil, err
@@ -169,28 +188,84 @@ func (j *Job) law(s *resolver, data *law.Data) (*law.Data, error) {
 
 // fixedTasks returns the tasks of -w0, -w0-file, or drawn. A sidecar
 // records drawn tasks as -w0 when they have an effect and are few, so
-// that it reruns them.
+// that it reruns them (with the data seed and -task-draw that drew them:
+// givenTasks).
 func (j *Job) fixedTasks(s *resolver) ([][]float64, error) {
+	var fixed [][]float64
 	switch {
 	case s.Given("w0"):
-		fixed := make([][]float64, 0, s.Tasks)
 		for k := 0; k < s.Tasks; k++ {
 			fixed = append(fixed, s.W0[k*s.D:(k+1)*s.D])
 		}
-		return fixed, nil
 	case s.Given("w0-file"):
-		return j.readTasks(s)
+		var err error
+		if fixed, err = j.readTasks(s); err != nil {
+			return nil, err
+		}
+	default:
+		fixed = s.drawTasks()
+		j.DrawnTasks = true
+		if s.usesTasks() && s.Tasks*s.D <= maxRecordedTasks {
+			s.W0 = slices.Concat(fixed...)
+			s.Mark("w0")
+		}
+		return fixed, nil
 	}
+	return fixed, j.givenTasks(s, fixed)
+}
+
+// drawTasks draws the K fixed tasks from the data seed as -task-draw says.
+func (s *resolver) drawTasks() [][]float64 {
 	draw := law.FixedTasks
 	if s.TaskDraw == "gaussian" {
 		draw = law.GaussianTasks
 	}
-	fixed := draw(s.D, s.Tasks, s.DataSeed)
-	if s.usesTasks() && s.Tasks*s.D <= maxRecordedTasks {
-		s.W0 = slices.Concat(fixed...)
-		s.Mark("w0")
+	return draw(s.D, s.Tasks, s.DataSeed)
+}
+
+// givenTasks checks the flags that draw tasks beside given ones: -task-draw
+// (and, for run, whose data seed draws nothing else, -data-seed) describe
+// the tasks only when they draw exactly these, as in the sidecar of a run
+// that drew them, which records them as -w0 (Job.DrawnTasks); otherwise
+// they have no effect and are refused (issue 45: -w0 … -task-draw
+// gaussian was accepted and ignored, and the summary said "drawn").
+func (j *Job) givenTasks(s *resolver, fixed [][]float64) error {
+	var flags []string
+	for _, f := range []string{"task-draw", "data-seed"} {
+		if s.Given(f) && (f == "task-draw" || !s.forTrain) {
+			flags = append(flags, "-"+f)
+		}
 	}
-	return fixed, nil
+	if len(flags) == 0 {
+		return nil
+	}
+	if !s.Given("data-seed") { // the seed a run that drew them had: -data-seed's default
+		s.DataSeed = s.defaultDataSeed()
+	}
+	if slices.EqualFunc(s.drawTasks(), fixed, slices.Equal) {
+		j.DrawnTasks = true
+		return nil
+	}
+	given := "-w0"
+	if s.Given("w0-file") {
+		given = "-w0-file " + s.W0File
+	}
+	has, it := "has", "it"
+	if len(flags) > 1 {
+		has, it = "have", "them"
+	}
+	return fmt.Errorf("%s %s no effect: the fixed tasks are given by %s, not drawn (%s draws others); leave %s out",
+		strings.Join(flags, " and "), has, given, describeDraw(s.Spec), it)
+}
+
+// describeDraw names how the fixed tasks are drawn: the data seed and
+// -task-draw.
+func describeDraw(sp *Spec) string {
+	draw := sp.TaskDraw
+	if draw == "" {
+		draw = lookup("task-draw").Default
+	}
+	return fmt.Sprintf("-data-seed %d with -task-draw %s", sp.DataSeed, draw)
 }
 
 // readTasks reads -w0-file, a (K, D) float64 array.
@@ -217,4 +292,47 @@ func (j *Job) readTasks(s *resolver) ([][]float64, error) {
 		fixed[k] = data[k*s.D : (k+1)*s.D : (k+1)*s.D]
 	}
 	return fixed, nil
+}
+
+// MaxLabelScale bounds the in-context labels' variance tr(ΛΩ) + σ²
+// against the tokens' tr Λ: beyond, the moments of the features, which
+// hold the labels to the fourth power beside the tokens (docs/math.md,
+// "The full layer"), lose their precision in float64 (at 10¹² the full
+// layer's least loss L_lb came out above its run's final loss, at 10²⁰⁰ the
+// eigendecomposition of its moments failed; up to 10⁸ every layer runs
+// and agrees with the reduced one to 10⁻⁷).
+const MaxLabelScale = 1e8
+
+// checkLabelScale refuses a label law whose variance tr(ΛΩ) + σ² (Ω =
+// cov, nil for I, given by the fields of c) exceeds MaxLabelScale·tr Λ,
+// naming the flag that makes it so: -noise, or Ω's.
+func (s *resolver) checkLabelScale(data *law.Data, cov *mat.Dense, c covariance) error {
+	lam := data.Covariance()
+	signal := mat.Trace(lam)
+	if cov != nil {
+		var prod mat.Dense
+		prod.MulElem(lam, cov)
+		signal = mat.Sum(&prod) // tr(ΛΩ), both symmetric
+	}
+	labels, tokens := signal+s.Noise, mat.Trace(lam)
+	if labels <= MaxLabelScale*tokens {
+		return nil
+	}
+	flag := fmt.Sprintf("-noise = %g", s.Noise)
+	if signal > s.Noise {
+		switch {
+		case s.Given(c.name("eigs")):
+			flag = "-" + c.name("eigs") + " = " + s.Text(c.name("eigs"))
+		case s.Given(c.name("white")):
+			flag = fmt.Sprintf("-%s = %g", c.name("white"), *c.white)
+		default:
+			flag = "-" + c.name("spectrum") + " = " + *c.spectrum
+		}
+	}
+	omega := "Ω"
+	if c.prefix == "test-task" {
+		omega = "Ω_test"
+	}
+	return fmt.Errorf("%s: the labels' variance tr(Λ%s) + σ² = %.6g is more than %g times the tokens' tr Λ = %.6g, beyond which the moments of the features lose their precision; want a smaller one",
+		flag, omega, labels, MaxLabelScale, tokens)
 }

@@ -32,6 +32,10 @@ const (
 type resolver struct {
 	*Spec
 	memoryLimit float64
+	// forTrain: the law is train's, whose data seed also draws the
+	// sequences; tasksGiven: the fixed tasks were given (-w0 or -w0-file),
+	// not drawn, before resolution recorded any drawn ones as -w0.
+	forTrain, tasksGiven bool
 }
 
 // Job is a resolved specification with the objects it describes.
@@ -51,6 +55,10 @@ type Job struct {
 	// Notes are what a user should know about a valid job before it runs
 	// (a start that takes long to leave, a slow method), one line each.
 	Notes []string
+	// DrawnTasks reports whether the fixed tasks were drawn from the data
+	// seed as -task-draw says (Spec.W0 then records them when they are
+	// few), not given by -w0 or -w0-file; false without fixed tasks.
+	DrawnTasks bool
 
 	groups []Group // the groups of fields the command reads
 }
@@ -157,7 +165,7 @@ func (job *Job) checkRun(s *resolver) error {
 // state's size (ode.MaxDenseDim) for larger states.
 func (job *Job) checkDenseMethod() error {
 	n := job.System.Len()
-	m := job.Method // the flow's own choice is never one (flow.MethodFor)
+	m := job.Method // the flow's own choice is never one (flow.Plan)
 	if m == nil {
 		return nil
 	}
@@ -340,21 +348,27 @@ func (s *resolver) resolveEnd() error {
 	return nil
 }
 
+// MinCheckpoint is the least interval between checkpoints: each writes
+// the run's whole state (up to half a GB at D = 64), which a shorter
+// interval would have the run spend itself on.
+const MinCheckpoint = time.Second
+
 // CheckpointInterval returns -checkpoint's interval, its default
 // (Fields) unless given: how often a run saves its state, so that a killed
-// run loses at most this much of its work; 0 for none.
+// run loses at most this much of its work; 0 for none, else at least
+// MinCheckpoint.
 func CheckpointInterval(sp *Spec) (time.Duration, error) {
 	text := sp.Checkpoint
 	if !sp.Given("checkpoint") {
 		f, _ := Lookup("checkpoint")
 		text = f.Default
 	}
-	if text == "0" {
-		return 0, nil
-	}
 	d, err := time.ParseDuration(text)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("-checkpoint = %q, want a duration ≥ 0 such as 30s or 5m (0: no checkpoints)", sp.Checkpoint)
+	switch {
+	case text == "0" || d == 0 && err == nil:
+		return 0, nil
+	case err != nil || d < MinCheckpoint:
+		return 0, fmt.Errorf("-checkpoint = %q, want 0 (no checkpoints) or a duration of at least %v such as 30s or 5m: each checkpoint writes the run's whole state", sp.Checkpoint, MinCheckpoint)
 	}
 	return d, nil
 }
@@ -371,7 +385,7 @@ func (s *resolver) resolveOutput() error {
 }
 
 // resolveMethod checks the integrator and its tolerances, where given;
-// the flow picks them otherwise (flow.MethodFor, flow.Tolerances).
+// the flow picks them otherwise (flow.Plan, flow.Tolerances).
 func (s *resolver) resolveMethod() error {
 	if _, ok := ode.MethodByName(s.Method); s.Given("method") && !ok {
 		return fmt.Errorf("-method = %q, want %s", s.Method, orList(ode.MethodNames()))
@@ -492,6 +506,9 @@ func (j *Job) eigenvectorsOf(name string, ev *string, d int) (*mat.Dense, error)
 		return law.RandomRotation(d, seed), nil
 	}
 	if !strings.HasSuffix(*ev, ".npy") {
+		if name != "eigvecs" { // -eigvecs random is Λ's default rotation (resolveSpectrum); Ω's have no default seed
+			return nil, fmt.Errorf("-%s = %q, want identity, random:SEED (a Haar rotation drawn from SEED) or a FILE.npy", name, *ev)
+		}
 		return nil, fmt.Errorf("-%s = %q, want identity, random, random:SEED or a FILE.npy", name, *ev)
 	}
 	data, shape, err := j.readNPY(name, ev)

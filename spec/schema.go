@@ -249,7 +249,7 @@ var fields = []Field{
 	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance > 0, finite", Default: num(flow.DefaultATol), DefaultNote: tightFor(flow.ExplicitATol, func(m flow.Model, meth ode.Method) float64 { _, a := flow.Tolerances(m, meth); return a }),
 		ptr: func(s *Spec) any { return &s.ATol }},
 
-	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (such as 30s or 5m; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
+	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (at least " + MinCheckpoint.String() + ", such as 30s or 5m, and never so often that saving takes more than a tenth of the run's time; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
 		ptr: func(s *Spec) any { return &s.Checkpoint }},
 
 	{Name: "state-every", Group: GroupSolver, Usage: "run: keep at most as many states (v, K, Q, U, key_alignment, M) as every K-th output time and the last, K ≥ 1, at steps of the run spread over it, their times in state_t; the loss and the test losses are kept at every time, interpolated between the steps", DefaultNote: stateEveryNote(),
@@ -283,7 +283,7 @@ var fields = []Field{
 		Alternatives: []string{"test-task-eigs", "test-task-white"}, ptr: func(s *Spec) any { return &s.TestTaskSpectrum }},
 	{Name: "test-task-white", Group: GroupLaw, Usage: "C > 0: Ω_test = C·I",
 		Alternatives: []string{"test-task-eigs", "test-task-spectrum"}, ptr: func(s *Spec) any { return &s.TestTaskWhite }},
-	{Name: "test-task-eigvecs", Group: GroupLaw, Usage: "Ω_test's eigenvectors: identity, random:SEED or FILE.npy", Default: "identity",
+	{Name: "test-task-eigvecs", Group: GroupLaw, Usage: "Ω_test's eigenvectors: identity, random:SEED or FILE.npy", DefaultNote: ": Ω's, -task-eigvecs, where Ω is given by -task-eigs or -task-spectrum; else identity",
 		ptr: func(s *Spec) any { return &s.TestTaskEigvecs }},
 	{Name: "data-seed", Group: GroupLaw, Usage: "seed of the data: the fixed tasks, and train's sequences and minibatches, an integer in [0, 2^64)", DefaultNote: ": -seed, or " + strconv.Itoa(flow.DefaultSeed) + " with -init",
 		ptr: func(s *Spec) any { return &s.DataSeed }},

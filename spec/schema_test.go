@@ -183,3 +183,24 @@ func TestLookupCopies(t *testing.T) {
 		t.Errorf("the table changed: N %q %v, eigs %v %q", g.Default, g.Alternatives, e.Alternatives, e.Usage)
 	}
 }
+
+// TestSweepListFields: one rule for every field whose value is a list
+// (eigs, w0, task-eigs, test-task-eigs): a list of numbers is one value, a
+// list of lists a sweep over them (issue 45, unclear case 6: task-eigs as
+// a flat list was taken as four runs of one number each, and all failed).
+func TestSweepListFields(t *testing.T) {
+	t.Parallel()
+	for _, f := range spec.Fields() {
+		if f.Kind() != "list" {
+			continue
+		}
+		one, err := spec.ParseSweep([]byte(`{"` + f.Name + `": [1.5, 1, 0.5, 0.25]}`))
+		if err != nil || one.Len() != 1 || len(one.Swept) != 0 {
+			t.Errorf("%s as a list of numbers: %v, %d runs over %v; want one run", f.Name, err, one.Len(), one.Swept)
+		}
+		two, err := spec.ParseSweep([]byte(`{"` + f.Name + `": [[1.5, 1, 0.5, 0.25], [1, 1, 1, 1]]}`))
+		if err != nil || two.Len() != 2 || !slices.Equal(two.Swept, []string{f.Name}) || string(two.Values(1)[f.Name]) != "[1, 1, 1, 1]" {
+			t.Errorf("%s as a list of lists: %v, %d runs over %v", f.Name, err, two.Len(), two.Swept)
+		}
+	}
+}

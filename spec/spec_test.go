@@ -5,16 +5,20 @@ import (
 	"encoding/json"
 	"flag"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/export"
 )
 
 // TestDefaults: the empty spec resolves to the paper's D = 4 example; the
 // solver's fields stay unset in Job.Spec, and Filled gives them as the
-// flow resolves them (auto, 1e-8 and 1e-12: flow.MethodFor,
+// flow resolves them (auto, 1e-8 and 1e-12: flow.Plan,
 // flow.Tolerances).
 func TestDefaults(t *testing.T) {
 	job, err := Resolve(&Spec{}, GroupSolver)
@@ -223,5 +227,126 @@ func TestTaskLawFiles(t *testing.T) {
 		if in, ok := job.Inputs[f]; !ok || in.SHA256 == "" || !filepath.IsAbs(in.Path) {
 			t.Errorf("-%s not recorded: %+v", f, in)
 		}
+	}
+}
+
+// TestTestLawEigenvectors: Ω_test given by its eigenvalues alone takes
+// Ω's eigenvectors (issue 45, unclear case 14: it took the identity, so
+// -task-eigs 4,2,1,0.5 -task-eigvecs random:5 -test-task-eigs 4,2,1,0.5
+// tested on another law than the training one); with a white Ω, or none,
+// the identity. A white covariance records no eigenvectors, as it has
+// none of its own.
+func TestTestLawEigenvectors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flags    []string
+		vecs     string // the resolved -test-task-eigvecs
+		sameAsTr bool   // Ω_test = Ω
+	}{
+		{[]string{"task-eigs", "4,2,1,0.5", "task-eigvecs", "random:5", "test-task-eigs", "4,2,1,0.5"}, "random:5", true},
+		{[]string{"task-eigs", "4,2,1,0.5", "task-eigvecs", "random:5", "test-task-eigs", "4,2,1,0.5", "test-task-eigvecs", "identity"}, "identity", false},
+		{[]string{"task-white", "2", "test-task-eigs", "4,2,1,0.5"}, "identity", false},
+		{[]string{"noise", "0.1", "test-task-spectrum", "power:1"}, "identity", false},
+	} {
+		job, err := Resolve(parseFlags(t, tc.flags...), RunGroups()...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.flags, err)
+		}
+		tasks := job.Data.Tasks()
+		if got := job.Spec.TestTaskEigvecs; got != tc.vecs {
+			t.Errorf("%v: -test-task-eigvecs resolved to %q, want %q", tc.flags, got, tc.vecs)
+		}
+		if same := tasks.Cov != nil && mat.EqualApprox(tasks.Cov, tasks.TestCov, 1e-15); same != tc.sameAsTr {
+			t.Errorf("%v: Ω_test = Ω is %v, want %v", tc.flags, same, tc.sameAsTr)
+		}
+		if job.Spec.Given("task-white") && job.Spec.Given("task-eigvecs") {
+			t.Errorf("%v: a white Ω records -task-eigvecs %q", tc.flags, job.Spec.TaskEigvecs)
+		}
+	}
+}
+
+// TestInputDataTypes: an input array of another type than float64 is
+// refused with one message, whatever the reader knows of the type (issue
+// 45, unclear case 3: float32 was refused "want float64 …, int64 or bool",
+// int64 "want float64"): -w0-file of float32 (numpy's default for torch
+// tensors) and of int64, and an -init array of int64.
+func TestInputDataTypes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f32 := filepath.Join(dir, "f32.npy")
+	// A (2, 4) float32 array as numpy.save writes it: magic, version 1.0,
+	// the header padded to 128 bytes with a newline, the data.
+	header := "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }"
+	header += strings.Repeat(" ", 128-10-len(header)-1) + "\n"
+	raw := append([]byte("\x93NUMPY\x01\x00"), byte(len(header)), 0)
+	raw = append(append(raw, header...), make([]byte, 8*4)...)
+	if err := os.WriteFile(f32, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	i64 := filepath.Join(dir, "i64.npy")
+	if err := export.SaveNPY(i64, export.Ints("w", make([]int64, 8), 2, 4)); err != nil {
+		t.Fatal(err)
+	}
+	init := filepath.Join(dir, "init.npz")
+	if err := export.SaveNPZ(init, []export.Array{export.Ints("v", make([]int64, 4), 4),
+		export.Floats("K", make([]float64, 16), 4, 1, 4), export.Floats("Q", make([]float64, 16), 4, 1, 4)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"icl", "0.5", "w0-file", f32}, `-w0-file ` + f32 + `: data type "<f4", want float64 ('<f8'; numpy: a.astype(numpy.float64))`},
+		{[]string{"icl", "0.5", "w0-file", i64}, `-w0-file ` + i64 + `: data type "<i8", want float64 ('<f8'; numpy: a.astype(numpy.float64))`},
+		{[]string{"init", init}, `-init ` + init + `: array "v": data type "<i8", want float64 ('<f8'; numpy: a.astype(numpy.float64))`},
+	} {
+		_, err := Resolve(parseFlags(t, tc.flags...), RunGroups()...)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v: err = %v, want %s", tc.flags, err, tc.want)
+		}
+	}
+}
+
+// TestGivenTasks: with the fixed tasks given (-w0, -w0-file), the flags
+// that would draw them have no effect and are refused (issue 45, unclear
+// cases 7 and 8: -task-draw gaussian and, for run, -data-seed were
+// accepted and ignored, and the summary said "drawn" and named the seed);
+// train's -data-seed, which draws its sequences, stays. A run's resolved
+// spec, which records drawn tasks as -w0 with the data seed and -task-draw
+// that drew them, resolves again to the same tasks, drawn
+// (Job.DrawnTasks); tasks given record no data seed for run.
+func TestGivenTasks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"icl", "0.5", "w0", "1,2,3,4", "task-draw", "gaussian"}, "-task-draw has no effect: the fixed tasks are given by -w0, not drawn (-data-seed 3 with -task-draw gaussian draws others); leave it out"},
+		{[]string{"icl", "0.5", "w0", "1,2,3,4", "data-seed", "7"}, "-data-seed has no effect: the fixed tasks are given by -w0, not drawn (-data-seed 7 with -task-draw scaled draws others); leave it out"},
+		{[]string{"icl", "0.5", "w0", "1,2,3,4", "data-seed", "7", "task-draw", "gaussian"}, "-task-draw and -data-seed have no effect"},
+	} {
+		if _, err := Resolve(parseFlags(t, tc.flags...), RunGroups()...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run %v: err = %v, want %q", tc.flags, err, tc.want)
+		}
+	}
+	job, err := Resolve(parseFlags(t, "icl", "0.5", "w0", "1,2,3,4", "data-seed", "7"), GroupTrain, GroupLaw)
+	if err != nil || job.DrawnTasks {
+		t.Errorf("train -w0 -data-seed 7: %v, drawn %v", err, job != nil && job.DrawnTasks)
+	}
+	job, err = Resolve(parseFlags(t, "icl", "0.5", "w0", "1,2,3,4"), RunGroups()...)
+	if err != nil || job.DrawnTasks || job.Spec.Given("data-seed") {
+		t.Errorf("run -w0: %v; drawn %v, data seed recorded %v", err, job != nil && job.DrawnTasks, job != nil && job.Spec.Given("data-seed"))
+	}
+	drawn, err := Resolve(parseFlags(t, "icl", "0.5", "tasks", "3", "task-draw", "gaussian", "data-seed", "5"), RunGroups()...)
+	if err != nil || !drawn.DrawnTasks || !drawn.Spec.Given("w0") {
+		t.Fatalf("drawn tasks: %v, drawn %v", err, drawn != nil && drawn.DrawnTasks)
+	}
+	again, err := Resolve(drawn.Spec, RunGroups()...)
+	if err != nil || !again.DrawnTasks {
+		t.Fatalf("the drawn run's spec: %v, drawn %v", err, again != nil && again.DrawnTasks)
+	}
+	a, b := drawn.Data.Tasks().Fixed, again.Data.Tasks().Fixed
+	if len(a) != 3 || !slices.EqualFunc(a, b, slices.Equal) {
+		t.Errorf("tasks %v, again %v", a, b)
 	}
 }

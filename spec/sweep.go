@@ -12,7 +12,8 @@ import (
 )
 
 // Sweep is a spec in which any scalar field may be a list of values (and
-// eigs a list of lists), standing for the Cartesian product of the lists.
+// a field whose value is a list, such as eigs or task-eigs, a list of
+// lists), standing for the Cartesian product of the lists.
 type Sweep struct {
 	// Swept names the fields given as lists, in the order of Fields.
 	Swept []string
@@ -46,10 +47,10 @@ func ParseSweep(data []byte) (*Sweep, error) {
 		}
 		var list []json.RawMessage
 		isList := json.Unmarshal(raw, &list) == nil
-		listField := f.Name == "eigs" || f.Name == "w0"
+		listField := f.Kind() == "list" // eigs, w0, task-eigs, test-task-eigs: one rule for every one
 		if listField && isList && len(list) > 0 {
-			// A list of numbers is one spectrum (or one set of tasks); a
-			// list of lists is a sweep.
+			// A list of numbers is one value (a spectrum, a set of tasks);
+			// a list of lists is a sweep.
 			var inner []json.RawMessage
 			isList = json.Unmarshal(list[0], &inner) == nil
 		} else if listField {
@@ -95,6 +96,19 @@ func (sw *Sweep) Fields() []string {
 		}
 	}
 	return out
+}
+
+// Given returns the JSON values the sweep gives the field called name:
+// the list of a swept field, the one value of a fixed one, none when the
+// sweep leaves it out.
+func (sw *Sweep) Given(name string) []json.RawMessage {
+	if v, ok := sw.values[name]; ok {
+		return v
+	}
+	if v, ok := sw.fixed[name]; ok {
+		return []json.RawMessage{v}
+	}
+	return nil
 }
 
 // Hash returns SHA256 (output.Sweep).

@@ -11,7 +11,7 @@ import (
 // TestFlowResolvesAsFlow: Flow fills its zero settings as package flow
 // does for the trainer's model and law (flow.RunSettings.Resolve) and
 // reports them: for the full layer under a task mixture (c = 0.5) the
-// method is flow.MethodFor's, BDF, not Auto, with its tolerances.
+// method is the flow plan's, BDF, not Auto, with its tolerances.
 func TestFlowResolvesAsFlow(t *testing.T) {
 	t.Parallel()
 	data, err := law.NewData([]float64{0.5, 0.3, 0.2}, law.RandomRotation(3, 2), law.Lengths{N: 5})

@@ -49,6 +49,7 @@ type checkpointer struct {
 	every    time.Duration
 	digest   string
 	last     time.Time
+	cost     time.Duration // how long the last save took
 	failed   bool
 	savedT   float64 // the time of the state in the checkpoint (written, or resumed from), or −1
 	// sampled and samples count the output times sampled in the last
@@ -94,7 +95,7 @@ func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error)
 		c.remove()
 		return c, nil, nil
 	case err != nil:
-		return nil, nil, fmt.Errorf("%v; run with -checkpoint-restart to start over (or remove it)", err)
+		return nil, nil, inputError{fmt.Errorf("%v; run with -checkpoint-restart to start over (or remove it)", err)}
 	}
 	c.savedT = resume.T
 	return c, resume, nil
@@ -117,7 +118,7 @@ func (c *checkpointer) readSampling() (*flow.SamplingProgress, error) {
 		os.Remove(c.sampling)
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("%v; run with -checkpoint-restart to sample from the start (or remove it)", err)
+		return nil, inputError{fmt.Errorf("%v; run with -checkpoint-restart to sample from the start (or remove it)", err)}
 	}
 	c.sampled, c.samples = p.Done()
 	return p, nil
@@ -138,6 +139,10 @@ func jobDigest(job *spec.Job) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// savingShare is the least ratio of the time between two saves to the
+// time the first took: at most a tenth of a run's time goes to saving.
+const savingShare = 9
 
 // hook is the run's RunSettings.Checkpoint: it saves the state when the
 // interval has passed since the last save or the run is being
@@ -167,10 +172,12 @@ func (c *checkpointer) samplingHook(p *flow.SamplingProgress) error {
 }
 
 // due reports whether to save now: the interval has passed since the
-// last save, or the run is being interrupted (or the test hook says so;
-// t is the time reached, −1 while sampling).
+// last save, and savingShare times the time that save took, so that
+// saving never takes more than about a tenth of the run's time (a large
+// state at a short interval); or the run is being interrupted (or the
+// test hook says so; t is the time reached, −1 while sampling).
 func (c *checkpointer) due(path string, t float64) bool {
-	due := time.Since(c.last) >= c.every
+	due := time.Since(c.last) >= max(c.every, savingShare*c.cost)
 	if h := hooks(c.e.ctx); h.checkpointDue != nil {
 		due = h.checkpointDue(path, t)
 	}
@@ -181,12 +188,14 @@ func (c *checkpointer) due(path string, t float64) bool {
 // could; one that cannot be written is reported once and the run goes on
 // without checkpoints.
 func (c *checkpointer) save(path string, body func(io.Writer) error) bool {
+	start := time.Now()
 	if err := c.write(path, body); err != nil {
 		c.failed = true
 		fmt.Fprintf(c.e.stderr, "linattn %s: cannot save a checkpoint, going on without: %v\n", c.e.cmd.Name, err)
 		return false
 	}
 	c.last = time.Now()
+	c.cost = c.last.Sub(start)
 	if h := hooks(c.e.ctx); h.checkpointed != nil {
 		h.checkpointed(path)
 	}

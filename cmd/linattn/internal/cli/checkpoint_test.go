@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/linattn/linattn/spec"
 	"github.com/sbinet/npyio/npz"
@@ -101,7 +102,7 @@ func TestCheckpointResume(t *testing.T) {
 	} {
 		os.WriteFile(checkpointPath(out), c.body, 0o644)
 		code, stdout, stderr := runCLI(t, append([]string{"run", "-o", out, "-q"}, c.args...)...)
-		if code != ExitFailure || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.why) ||
+		if code != ExitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.why) ||
 			!strings.Contains(stderr, "-checkpoint-restart") || stdout != "" {
 			t.Errorf("%s: exit %d, stderr %q", c.name, code, stderr)
 		}
@@ -392,4 +393,35 @@ func nearlyEqual(a, b []float64, tol float64) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// TestCheckpointSpacing: a checkpoint is due once the interval has passed
+// since the last save and savingShare times as long as that save took, so
+// that a run saving a large state spends at most about a tenth of its time
+// on it whatever -checkpoint says (issue 45, unclear case 4: -checkpoint
+// 1ns had a 2.5 s run take 100 s; below spec.MinCheckpoint it is now
+// refused); an interrupted run saves at once.
+func TestCheckpointSpacing(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &checkpointer{e: &env{ctx: ctx}, every: time.Second}
+	for _, tc := range []struct {
+		since, cost time.Duration
+		due         bool
+	}{
+		{2 * time.Second, 0, true},
+		{500 * time.Millisecond, 0, false},
+		{2 * time.Second, time.Second, false}, // the last save took 1 s: not before 9 s
+		{10 * time.Second, time.Second, true},
+		{30 * time.Second, 5 * time.Second, false},
+	} {
+		c.last, c.cost = time.Now().Add(-tc.since), tc.cost
+		if got := c.due("x.ckpt", 1); got != tc.due {
+			t.Errorf("%v after a save of %v: due %v, want %v", tc.since, tc.cost, got, tc.due)
+		}
+	}
+	cancel()
+	if !c.due("x.ckpt", 1) {
+		t.Error("an interrupted run does not save")
+	}
 }

@@ -96,17 +96,30 @@ func Main(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	if err == nil {
 		err = plotBeside(stdout, inv.out, inv.plotAs)
 	}
+	if err != nil {
+		output.RemoveEmptyDirs(inv.created) // a failed command leaves no empty folder
+	}
 	switch {
 	case err == nil:
 		return ExitOK
 	case ctx.Err() != nil:
 		fmt.Fprintf(stderr, "linattn %s: %s\n", c.Name, interrupted(e))
 		return ExitInterrupted
+	case errors.As(err, new(inputError)):
+		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
+		return ExitUsage
 	default:
 		fmt.Fprintf(stderr, "linattn %s: %v\n", c.Name, err)
 		return ExitFailure
 	}
 }
+
+// inputError is bad input that a command finds once it runs, before any
+// work: a checkpoint beside the output that is another run's or damaged.
+// It exits with status 2, as bad flags do.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
 
 // unknownCommand is the error for a first argument that is no command: a
 // flag before the command, a file, or an unknown name.
@@ -199,6 +212,7 @@ func interrupted(e *env) string {
 type invocation struct {
 	job     *spec.Job
 	out     string
+	created []string // the folders -o's path needed (output.PrepareDir)
 	quiet   bool
 	restart bool
 	plotAs  *plotFlag
@@ -262,14 +276,17 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	if err != nil {
 		return fail(err)
 	}
+	if every, _ := spec.CheckpointInterval(job.Spec); *restart && every == 0 {
+		return fail(errors.New("-checkpoint-restart: with -checkpoint 0 the run neither reads nor saves a checkpoint, so there is none to start over from; leave one of the two out"))
+	}
 	for _, note := range job.Notes {
 		fmt.Fprintf(stderr, "linattn %s: note: %s\n", c.Name, note)
 	}
-	outPath, err := checkOutput(*out)
+	created, err := checkOutput(*out)
 	if err != nil {
 		return fail(err)
 	}
-	return &invocation{job: job, out: outPath, quiet: *quiet, restart: *restart, plotAs: plotAs}, ExitOK
+	return &invocation{job: job, out: *out, created: created, quiet: *quiet, restart: *restart, plotAs: plotAs}, ExitOK
 }
 
 // loadSpec reads a spec file of command c (readSpecFields) and returns it
@@ -293,15 +310,17 @@ func loadSpec(path string, c *command) (*spec.Spec, specSource, error) {
 }
 
 // checkOutput validates -o before any work: a .npz path whose directory
-// exists or can be created (output.PrepareDir creates it).
-func checkOutput(out string) (string, error) {
+// exists or can be created (output.PrepareDir creates it, and returns the
+// folders it created).
+func checkOutput(out string) ([]string, error) {
 	if !strings.HasSuffix(out, ".npz") || filepath.Base(out) == ".npz" {
-		return "", fmt.Errorf("-o = %q, want a FILE.npz path", out)
+		return nil, fmt.Errorf("-o = %q, want a FILE.npz path", out)
 	}
-	if err := output.PrepareDir(out); err != nil {
-		return "", fmt.Errorf("-o %s: %w", out, err)
+	created, err := output.PrepareDir(out)
+	if err != nil {
+		return nil, fmt.Errorf("-o %s: %w", out, err)
 	}
-	return out, nil
+	return created, nil
 }
 
 // usageError returns the function that reports bad input to command cmd

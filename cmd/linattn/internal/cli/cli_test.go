@@ -323,6 +323,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-o", filepath.Join(notDir, "sub", "x.npz")}, "not a directory"},
 		{[]string{"-o", "/proc/x.npz"}, "not writable"},
 		{[]string{"-o", filepath.Join(dir, "x.txt")}, "want a FILE.npz path"},
+		// Issue 45, unclear cases 4 and 16.
+		{[]string{"-checkpoint", "1ns"}, `-checkpoint = "1ns", want 0 (no checkpoints) or a duration of at least 1s`},
+		{[]string{"-checkpoint-restart", "-checkpoint", "0"}, "-checkpoint-restart: with -checkpoint 0 the run neither reads nor saves a checkpoint"},
 	} {
 		args := append([]string{"run"}, tc.args...)
 		if !strings.Contains(strings.Join(tc.args, " "), "-o ") {
@@ -392,6 +395,30 @@ func TestInterrupt(t *testing.T) {
 				t.Errorf("transitions %v", tr)
 			}
 		})
+	}
+}
+
+// TestFailedLeavesNoFolder: a command that fails leaves none of the
+// folders its output paths needed behind where it wrote nothing in them
+// (issue 45: run -noise 0.1 failed and left an empty out/). reduced and
+// figures interrupted before they wrote anything exit 130 and remove the
+// folders they made for -o (and -data); the folder that was there stays.
+func TestFailedLeavesNoFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{
+		{"reduced", "-o", filepath.Join(dir, "a", "b", "reduced.npz")},
+		{"figures", "-o", filepath.Join(dir, "a", "figs"), "-data", filepath.Join(dir, "c", "data"), "merged"},
+	} {
+		code, _, stderr := runCLIContext(t, ctx, args...)
+		if code != ExitInterrupted || !strings.Contains(stderr, "before any output was written") {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitInterrupted, stderr)
+		}
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+			t.Errorf("%v: left %v behind (%v)", args, entries, err)
+		}
 	}
 }
 

@@ -3,17 +3,23 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/theory"
 )
 
 // repoRoot is the repository's root, from this package's directory.
@@ -297,6 +303,7 @@ func checkDocClaims(t *testing.T, doc, dir string, stdout map[string]string) {
 				t.Errorf("README: the sharded sweep's %s differs from the whole sweep's", f)
 			}
 		}
+		checkReadmeTests(t, dir, stdout)
 	default:
 		moments, direct := tableOf(stdout, "-steps 3000 -o"), tableOf(stdout, "-path direct")
 		if moments == "" || moments != direct {
@@ -401,4 +408,165 @@ func decodeImage(t *testing.T, path string) image.Image {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return img
+}
+
+// checkReadmeTests checks what the README says of the test losses of its
+// task-law examples: Lu et al.'s setting writes test_icl, test_idg and
+// test_iwl at every output time; label noise alone on the reduced layer
+// has the in-context test only, equal to the loss (its law is the
+// training law), no test_iwl or test_idg, and a summary that says so.
+func checkReadmeTests(t *testing.T, dir string, stdout map[string]string) {
+	lu, err := output.Open(filepath.Join(dir, "out", "lu", "run.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := lu.Floats(output.Times, -1)
+	for _, name := range []string{output.TestICL, output.TestIDG, output.TestIWL} {
+		if _, _, err := lu.Floats(name, len(s)); err != nil {
+			t.Errorf("README: Lu et al.'s run: %v", err)
+		}
+	}
+	noise, err := output.Open(filepath.Join(dir, "out", "noise", "run.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loss, _, err1 := noise.Floats(output.Loss, -1)
+	icl, _, err2 := noise.Floats(output.TestICL, len(loss))
+	if err1 != nil || err2 != nil || noise.Has(output.TestIWL) || noise.Has(output.TestIDG) {
+		t.Fatalf("README: run -noise 0.1 writes %v (%v, %v); want test_icl and neither test_iwl nor test_idg", noise.Names(), err1, err2)
+	}
+	for i := range loss {
+		if math.Abs(icl[i]-loss[i]) > 1e-12*loss[i] {
+			t.Fatalf("README: run -noise 0.1: test_icl[%d] = %.15g, the loss %.15g", i, icl[i], loss[i])
+		}
+	}
+	if out := stdout["go run ./cmd/linattn run -noise 0.1 -plot -o out/noise/run.npz"]; !strings.Contains(out, "(no in-weight or in-distribution test") {
+		t.Errorf("README: the summary of run -noise 0.1 does not say which tests it computed:\n%s", out)
+	}
+}
+
+// TestMathTaskDiversityTable runs the D = 8 sweep of docs/math.md ("Task
+// diversity: the exact flow against the asymptotic theory"), its command
+// and its d8.json as the document gives them, and checks the D = 8 rows of
+// its table: every run converged, and for each K the mean over the eight
+// draws of final_test_icl and final_test_idg, ± the standard error of the
+// mean (sample standard deviation over √draws), and Lu et al.'s limit
+// (theory.LuICL, LuIDG at τ = ∞, κ = K/D), to the four decimals written.
+func TestMathTaskDiversityTable(t *testing.T) {
+	t.Parallel()
+	doc := string(mustRead(t, filepath.Join(repoRoot, "docs", "math.md")))
+	cmds, _ := docCommands(t, filepath.Join("docs", "math.md"))
+	if len(cmds) != 1 || cmds[0].line != "linattn sweep -spec d8.json -o d8" {
+		t.Fatalf("docs/math.md: commands %v, want the D = 8 sweep", cmds)
+	}
+	m := regexp.MustCompile("with d8.json `(\\{[^`]*\\})`").FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/math.md gives no d8.json")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "d8.json"), []byte(m[1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string(nil), cmds[0].args...)
+	for i := range args {
+		if args[i] == "d8.json" || args[i] == "d8" {
+			args[i] = filepath.Join(dir, args[i])
+		}
+	}
+	if code, out, stderr := runCLI(t, append(args, "-q")...); code != 0 {
+		t.Fatalf("%s: exit %d\n%s%s", cmds[0].line, code, out, stderr)
+	}
+	idx, err := output.Open(filepath.Join(dir, "d8", "index.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byK := map[int][2][]float64{}
+	for _, row := range idx.Index.Rows {
+		side, _, err := output.ReadSidecar(filepath.Join(dir, "d8", row.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			ICL float64 `json:"final_test_icl"`
+			IDG float64 `json:"final_test_idg"`
+		}
+		var p struct {
+			Tasks int `json:"tasks"`
+		}
+		if err := json.Unmarshal(side.Meta.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(row.Params["tasks"], &p.Tasks)
+		if side.Meta.Status != "converged" {
+			t.Errorf("run %d (K = %d): %s, the document says every run converged", row.Run, p.Tasks, side.Meta.Status)
+		}
+		e := byK[p.Tasks]
+		byK[p.Tasks] = [2][]float64{append(e[0], res.ICL), append(e[1], res.IDG)}
+	}
+	rows := regexp.MustCompile(`(?m)^\| [0-9.]+ \| 8 \| ([0-9]+)[^|]* \| 8 \| ([0-9.]+) ± ([0-9.]+) \| ([0-9.]+) \| [^|]+ \| ([0-9.]+) ± ([0-9.]+) \| ([0-9.]+) \|`).FindAllStringSubmatch(doc, -1)
+	if len(rows) != 5 {
+		t.Fatalf("docs/math.md: %d rows at D = 8, want 5", len(rows))
+	}
+	for _, r := range rows {
+		k, _ := strconv.Atoi(r[1])
+		got := byK[k]
+		if len(got[0]) != 8 {
+			t.Errorf("K = %d: %d runs, want 8 draws", k, len(got[0]))
+			continue
+		}
+		p := theory.LuParams{Kappa: float64(k) / 8, Alpha: 10, Tau: math.Inf(1), Rho: 0.01}
+		limICL, _ := theory.LuICL(p)
+		limIDG, _ := theory.LuIDG(p)
+		iclMean, iclSE := meanSE(got[0])
+		idgMean, idgSE := meanSE(got[1])
+		for i, v := range []float64{iclMean, iclSE, limICL, idgMean, idgSE, limIDG} {
+			written, _ := strconv.ParseFloat(r[2+i], 64)
+			if math.Abs(v-written) > 0.5e-4+1e-12 {
+				t.Errorf("K = %d: column %d of the table is %s, the sweep gives %.5f", k, i, r[2+i], v)
+			}
+		}
+	}
+}
+
+// meanSE is the mean of x and its standard error, the sample standard
+// deviation over √n.
+func meanSE(x []float64) (mean, se float64) {
+	n := float64(len(x))
+	for _, v := range x {
+		mean += v / n
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - mean) * (v - mean)
+	}
+	return mean, math.Sqrt(ss/(n-1)) / math.Sqrt(n)
+}
+
+// TestPaperTitle: the paper's title, wherever the sources and documents
+// cite it, is its own and not a package-qualified name (issue 45: a
+// search-and-replace had prefixed it with "law." where go doc flow opens).
+func TestPaperTitle(t *testing.T) {
+	t.Parallel()
+	bad := regexp.MustCompile(`[A-Za-z_]\.Training Dynamics`)
+	n := 0
+	err := filepath.Walk(repoRoot, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() && strings.HasPrefix(info.Name(), ".") && p != repoRoot {
+			if err == nil {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if ext := filepath.Ext(p); ext != ".go" && ext != ".md" {
+			return nil
+		}
+		text := string(mustRead(t, p))
+		n += strings.Count(text, "Training Dynamics of In-Context Learning in")
+		if loc := bad.FindStringIndex(text); loc != nil {
+			t.Errorf("%s: %q", p, text[loc[0]:min(len(text), loc[1]+30)])
+		}
+		return nil
+	})
+	if err != nil || n < 2 {
+		t.Errorf("the paper's title cited %d times (%v)", n, err)
+	}
 }

@@ -187,21 +187,35 @@ func figuresMain(ctx context.Context, stdout, stderr io.Writer, args []string) i
 	if _, err := figures.FormatOf("x." + *format); err != nil {
 		return usageErr("-format = %q, want png, svg or pdf", *format)
 	}
+	var created []string
 	for i, dir := range []string{*out, *data} {
-		if err := output.PrepareDir(filepath.Join(dir, "x")); err != nil {
+		made, err := output.PrepareDir(filepath.Join(dir, "x"))
+		if err != nil {
+			output.RemoveEmptyDirs(created)
 			return usageErr("%s %s: %v", []string{"-o", "-data"}[i], dir, err)
 		}
+		created = append(created, made...)
 	}
+	code := drawFigures(ctx, stdout, stderr, todo, *out, *data, *format, size)
+	if code != ExitOK {
+		output.RemoveEmptyDirs(created) // a failed command leaves no empty folder
+	}
+	return code
+}
+
+// drawFigures computes the data of the figures todo in data and draws
+// them in out, in format at size; it returns the exit status.
+func drawFigures(ctx context.Context, stdout, stderr io.Writer, todo []paperFigure, out, data, format string, size figures.Size) int {
 	done := map[string]bool{}
 	for _, pf := range todo {
 		for _, st := range pf.Steps {
-			if code := st.make(ctx, stdout, stderr, pf.Name, *data, done); code != ExitOK {
+			if code := st.make(ctx, stdout, stderr, pf.Name, data, done); code != ExitOK {
 				return code
 			}
 		}
-		fig, err := pf.draw(*data)
+		fig, err := pf.draw(data)
 		if err == nil {
-			target := filepath.Join(*out, pf.Name+"."+*format)
+			target := filepath.Join(out, pf.Name+"."+format)
 			if err = fig.Save(target, size); err == nil {
 				fmt.Fprintf(stdout, "%-10s wrote %s\n", pf.Name, target)
 			}

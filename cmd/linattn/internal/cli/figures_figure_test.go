@@ -251,8 +251,8 @@ func TestSweepFigure(t *testing.T) {
 		}
 	}
 	sort.Strings(labels)
-	if strings.Join(labels, ",") != "R = 1,R = 2" {
-		t.Errorf("legend %q, want one entry per value of R", labels)
+	if strings.Join(labels, ",") != "R = 1,R = 2,seed = 1, 2, 3: drawn alike" {
+		t.Errorf("legend %q, want one entry per value of R, and the seeds named (issue 45: a legend names every swept field)", labels)
 	}
 	if !strings.Contains(strings.Join(fig.Notes, "\n"), "6 of 12 runs not drawn") {
 		t.Errorf("notes %q, want the failed runs counted", fig.Notes)
@@ -267,6 +267,12 @@ func TestSweepFigure(t *testing.T) {
 	}
 	if int64(ndrops) != want {
 		t.Errorf("%d drops drawn, the index has %d", ndrops, want)
+	}
+	// The categories R = 1, 2 of the drop panel are set apart by a line
+	// between them, at 0.5 (issue 45: a marker set off from its tick read
+	// as a value between two).
+	if v := fig.Grid[1][0].VLines; len(v) != 1 || v[0].Value != 0.5 {
+		t.Errorf("drop panel lines %v, want one between the two categories", v)
 	}
 
 	split := load(t, index, figures.Options{By: "R", Panels: true})
@@ -670,5 +676,64 @@ func TestTrainFigure(t *testing.T) {
 	}
 	if c := p.Curves[1]; !slices.Equal(c.X, tt[1:]) || !slices.Equal(c.Y, flowLoss[1:]) || !c.Dashed {
 		t.Errorf("flow curve is not the stored flow_loss at t > 0 (dashed)")
+	}
+}
+
+// TestRunFigureLaw: the figure of a run under a task law states the law in
+// its title and draws every test loss the output holds, each with its own
+// legend entry (issue 45: a full-layer or label-key run's title named
+// neither σ² nor Ω nor the layer, and test_idg was never drawn): the full
+// layer under -noise 0.1 -task-eigs 1.5,1,0.5,0.25 -icl 0.5 -tasks 4, the
+// label-key layer on given tasks, and label noise alone on the reduced
+// layer, whose one test is the in-context one; the paper's task states
+// none of it.
+func TestRunFigureLaw(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args  []string
+		title []string // the parts the title holds
+		tests []string // the test panel's legend
+	}{
+		{[]string{"-layer", "full", "-noise", "0.1", "-task-eigs", "1.5,1,0.5,0.25", "-icl", "0.5", "-tasks", "4"},
+			[]string{"full layer", "σ² = 0.1", "Ω = diag(1.5 1 0.5 0.25)", "c = 0.5", "K = 4 drawn from data seed 3 (scaled)"},
+			[]string{"in-context", "in-weight", "in-distribution"}},
+		{[]string{"-model", "merged", "-layer", "labelkey", "-icl", "0", "-w0", "1,0,0,0,0,1,0,0", "-task-white", "2"},
+			[]string{"label-key layer", "Ω = 2·I", "c = 0", "K = 2 given"},
+			[]string{"in-context", "in-weight", "in-distribution"}},
+		{[]string{"-noise", "0.1", "-test-task-spectrum", "power:1"},
+			[]string{"reduced layer", "σ² = 0.1", "Ω_test: power:1"},
+			[]string{"in-context"}},
+		{nil, nil, nil},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("run%d.npz", len(c.args)))
+		linattn(t, 0, append([]string{"run", "-T", "100", "-samples", "51", "-o", out}, c.args...)...)
+		fig := load(t, out, figures.Options{})
+		for _, part := range c.title {
+			if !strings.Contains(fig.Title, part) {
+				t.Errorf("%v: title %q lacks %q", c.args, fig.Title, part)
+			}
+		}
+		if c.args == nil {
+			if strings.Contains(fig.Title, "layer") || strings.Contains(fig.Title, "σ²") || len(fig.Grid) != 3 {
+				t.Errorf("the paper's task: title %q, %d panels; want neither layer nor law, and no test panel", fig.Title, len(fig.Grid))
+			}
+			continue
+		}
+		if c.tests[len(c.tests)-1] == "in-distribution" { // a law other than the paper's: PCR is set beside ΛM for comparison
+			pcr := load(t, out, figures.Options{View: "pcr"})
+			if !strings.Contains(pcr.Caption, "for comparison only") {
+				t.Errorf("%v: -view pcr caption %q, want it to say PCR is the paper's account", c.args, pcr.Caption)
+			}
+		}
+		var legend []string
+		for _, cv := range fig.Grid[1][0].Curves {
+			if cv.Label != "" {
+				legend = append(legend, cv.Label)
+			}
+		}
+		if fig.Grid[1][0].YLabel != "test loss" || !slices.Equal(legend, c.tests) {
+			t.Errorf("%v: second panel %q with legend %q, want the test losses %q", c.args, fig.Grid[1][0].YLabel, legend, c.tests)
+		}
 	}
 }

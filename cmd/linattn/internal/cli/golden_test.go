@@ -96,7 +96,7 @@ var goldenCases = []goldenCase{
 	{name: "errors_law", setup: writeBadTasks, cmds: [][]string{
 		{"run", "-task-eigs", "1,2,0,1", "-o", "DIR/x.npz"},
 		{"run", "-task-eigs", "1,2", "-o", "DIR/x.npz"},
-		{"run", "-task-white", "1", "-task-eigvecs", "DIR/tasks.npy", "-o", "DIR/x.npz"},
+		{"run", "-task-eigs", "2,1,1,1", "-task-eigvecs", "DIR/tasks.npy", "-o", "DIR/x.npz"},
 		{"run", "-noise", "-0.5", "-o", "DIR/x.npz"},
 		{"run", "-noise", "NaN", "-o", "DIR/x.npz"},
 		{"run", "-icl", "0.5", "-w0-file", "DIR/tasks.npy", "-o", "DIR/x.npz"},
@@ -138,6 +138,35 @@ var goldenCases = []goldenCase{
 		{"run", "-init", "DIR/sampled.npz", "-o", "DIR/x.npz"},
 		{"run", "-init", "DIR/extras.npz", "-o", "DIR/x.npz"},
 		{"run", "-init", "DIR/vx.npz", "-layer", "full", "-o", "DIR/x.npz"},
+	}},
+	// Issue 45: the broken run and the 16 unclear cases of the task laws,
+	// each as it now behaves (a refusal in one line naming the flag, or a
+	// run that does what it says), the summary note of a run that reached
+	// L_lb and the figure of a full-layer run under a task law.
+	{name: "task_laws", setup: writeTaskLawInputs, cmds: [][]string{
+		{"run", "-noise", "0.1", "-samples", "101", "-o", "DIR/noise.npz"},                                                                                // broken
+		{"run", "-task-eigs", "2,1,1,1", "-task-eigvecs", "random", "-o", "DIR/x.npz"},                                                                    // 1
+		{"run", "-task-white", "2", "-task-eigvecs", "random:5", "-o", "DIR/x.npz"},                                                                       // 2
+		{"run", "-icl", "0.5", "-w0-file", "DIR/f32.npy", "-o", "DIR/x.npz"},                                                                              // 3
+		{"run", "-icl", "0.5", "-w0-file", "DIR/i64.npy", "-o", "DIR/x.npz"},                                                                              // 3
+		{"run", "-checkpoint", "1ns", "-o", "DIR/x.npz"},                                                                                                  // 4
+		{"run", "-q", "-state-every", "1000000", "-o", "DIR/states.npz"},                                                                                  // 5
+		{"sweep", "-q", "-spec", "DIR/taskeigs.json", "-o", "DIR/sweep"},                                                                                  // 6
+		{"run", "-icl", "0.5", "-w0", "1,2,3,4", "-task-draw", "gaussian", "-o", "DIR/x.npz"},                                                             // 7
+		{"run", "-icl", "0.5", "-w0", "1,2,3,4", "-data-seed", "7", "-o", "DIR/x.npz"},                                                                    // 8
+		{"run", "-q", "-icl", "0.5", "-w0", "1,2,3,4", "-T", "10", "-samples", "11", "-o", "DIR/given.npz"},                                               // 8
+		{"run", "-noise", "1e300", "-o", "DIR/x.npz"},                                                                                                     // 9
+		{"run", "-task-white", "1e200", "-o", "DIR/x.npz"},                                                                                                // 10
+		{"run", "-model", "merged", "-layer", "labelkey", "-init", "DIR/full.npz", "-o", "DIR/x.npz"},                                                     // 11
+		{"train", "-layer", "full", "-test", "0", "-test-task-white", "2", "-o", "DIR/x.npz"},                                                             // 12
+		{"run", "-q", "-model", "merged", "-layer", "labelkey", "-init", "DIR/labelkey.npz", "-T", "10", "-samples", "11", "-o", "DIR/restart.npz"},       // 13
+		{"run", "-q", "-task-eigs", "4,2,1,0.5", "-task-eigvecs", "random:5", "-test-task-eigs", "4,2,1,0.5", "-samples", "101", "-o", "DIR/aligned.npz"}, // 14
+		{"run", "-q", "-model", "merged", "-layer", "labelkey", "-H", "1", "-white", "0.125", "-D", "8", "-N", "80", "-noise", "0.01", "-icl", "0", "-tasks", "16", "-task-draw", "gaussian", "-samples", "101", "-o", "DIR/lu.npz"},
+		{"plot", "DIR/lu.npz", "-view", "pcr", "-o", "DIR/x.svg"},             // 15
+		{"run", "-checkpoint-restart", "-checkpoint", "0", "-o", "DIR/x.npz"}, // 16
+		{"run", "-q", "-model", "merged", "-white", "0.25", "-D", "4", "-H", "4", "-layer", "full", "-icl", "0.5", "-samples", "101", "-o", "DIR/lb.npz"},
+		{"plot", "DIR/lb.npz", "-o", "DIR/lb.svg"},
+		{"run", "-q", "-layer", "full", "-noise", "0.1", "-task-eigs", "1.5,1,0.5,0.25", "-icl", "0.5", "-tasks", "4", "-samples", "201", "-plot=svg", "-o", "DIR/full-law.npz"},
 	}},
 	// Issue 33's valid but surprising inputs: a note, and the output.
 	{name: "notes", cmds: [][]string{
@@ -196,6 +225,42 @@ func writeGoldenWeights(t *testing.T, dir string) {
 		export.Floats("v", v, 4), export.Floats("K", k, 4, 1, 4), export.Floats("Q", q, 4, 1, 4)})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// writeTaskLawInputs writes the inputs of the task_laws case: (2, 4)
+// tasks as float32 and as int64 (f32.npy, i64.npy); a sweep spec whose
+// task-eigs is one spectrum (taskeigs.json); the merged model's state at
+// D = 4, H = 4 as the full layer has it, v_x nonzero (full.npz), and as
+// the label-key layer has it, v, U and u_y (labelkey.npz).
+func writeTaskLawInputs(t *testing.T, dir string) {
+	header := "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }"
+	header += strings.Repeat(" ", 128-10-len(header)-1) + "\n"
+	raw := append([]byte("\x93NUMPY\x01\x00"), byte(len(header)), 0)
+	if err := os.WriteFile(filepath.Join(dir, "f32.npy"), append(append(raw, header...), make([]byte, 32)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := export.SaveNPY(filepath.Join(dir, "i64.npy"), export.Ints("w", make([]int64, 8), 2, 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "taskeigs.json"), []byte(`{"task-eigs": [1.5, 1, 0.5, 0.25], "T": 100, "samples": 11}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := func(n int, scale float64) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = scale * float64(i%7-3)
+		}
+		return x
+	}
+	v, u, uy := export.Floats("v", w(4, 0.01), 4), export.Floats("U", w(64, 0.01), 4, 4, 4), export.Floats("u_y", w(16, 0.001), 4, 4)
+	for name, arrays := range map[string][]export.Array{
+		"full.npz":     {v, u, uy, export.Floats("v_x", w(16, 0.002), 4, 4)},
+		"labelkey.npz": {v, u, uy},
+	} {
+		if err := export.SaveNPZ(filepath.Join(dir, name), arrays); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

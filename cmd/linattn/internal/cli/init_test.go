@@ -4,6 +4,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sbinet/npyio/npz"
@@ -296,4 +297,56 @@ func writeFirstSample(t *testing.T, from, to string) {
 		data[name], shapes[name] = readFloats(t, r, name)[:size], shape
 	}
 	writeNPZ(t, to, data, shapes)
+}
+
+// TestInitLabelKey: a label-key run restarts from its own final state, v,
+// U and u_y as its output holds them (issue 45, unclear case 13: refused
+// with "give both u_y and v_x", then "nonzero extra blocks … reduced
+// layer"), and the state read is the file's bit for bit; the full layer's
+// state, whose v_x the label-key layer lacks, is refused naming the
+// label-key layer and v_x (unclear case 11: it named the reduced layer),
+// and the reduced layer refuses a nonzero u_y naming the layers that have
+// it.
+func TestInitLabelKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := []string{"-model", "merged", "-spectrum", "power:1", "-D", "3", "-H", "2", "-noise", "0.1", "-icl", "0", "-tasks", "4"}
+	first := filepath.Join(dir, "first.npz")
+	if code, _, stderr := runCLI(t, append(append([]string{"run", "-q", "-layer", "labelkey"}, args...), "-T", "200", "-samples", "5", "-o", first)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, err := npz.Open(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := func(name string, size int) []float64 { x := readFloats(t, r, name); return x[len(x)-size:] }
+	w := map[string][]float64{"v": last("v", 2), "U": last("U", 18), "u_y": last("u_y", 6)}
+	r.Close()
+	if !slices.ContainsFunc(w["u_y"], func(x float64) bool { return x != 0 }) {
+		t.Fatal("the label-key run's u_y stayed zero: no test of restarting it")
+	}
+	shapes := map[string][]int{"v": {2}, "U": {2, 3, 3}, "u_y": {2, 3}, "v_x": {2, 3}}
+	own := filepath.Join(dir, "own.npz")
+	writeNPZ(t, own, w, shapes)
+	out := filepath.Join(dir, "again.npz")
+	if code, _, stderr := runCLI(t, append(append([]string{"run", "-q", "-layer", "labelkey"}, args...), "-T", "50", "-samples", "3", "-init", own, "-o", out)...); code != 0 {
+		t.Fatalf("the label-key run from its own state: exit %d: %s", code, stderr)
+	}
+	checkInitState(t, "labelkey", out, slices.Concat(w["v"], w["U"], w["u_y"]), true)
+
+	w["v_x"] = []float64{0.01, 0, 0, 0, 0, 0}
+	full := filepath.Join(dir, "full.npz")
+	writeNPZ(t, full, w, shapes)
+	for _, c := range []struct {
+		layer, file, want string
+	}{
+		{"labelkey", full, "-init " + full + " holds nonzero v_x, which the labelkey layer lacks: -layer full to start from it (or leave it out of the file)"},
+		{"reduced", own, "-init " + own + " holds nonzero u_y, which the reduced layer lacks: -layer labelkey or full to start from it (or leave it out of the file)"},
+		{"reduced", full, "-init " + full + " holds nonzero u_y and v_x, which the reduced layer lacks: -layer full to start from them"},
+	} {
+		code, _, stderr := runCLI(t, append(append([]string{"run", "-q", "-layer", c.layer}, args...), "-T", "50", "-init", c.file, "-o", out)...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("-layer %s -init %s: exit %d, %q; want exit 2 and %q", c.layer, c.file, code, stderr, c.want)
+		}
+	}
 }

@@ -33,9 +33,16 @@ func version() string {
 // every command filled in; the command adds its status, solver and result,
 // save the spec, and output.Write the file's name, hash and shapes.
 func newSidecar(e *env, job *spec.Job, start time.Time) *output.Sidecar {
+	problem := job.System.ProblemMeta()
+	if job.Data.HasFixed() {
+		problem.FixedTasks = "given"
+		if job.DrawnTasks {
+			problem.FixedTasks = "drawn"
+		}
+	}
 	return &output.Sidecar{Meta: output.Meta{
 		Program: output.Program, Version: version(), Command: e.cmd.Name, Inputs: job.Inputs,
-		WallSeconds: time.Since(start).Seconds(), Problem: job.System.ProblemMeta(),
+		WallSeconds: time.Since(start).Seconds(), Problem: problem,
 	}}
 }
 

@@ -89,10 +89,12 @@ func plotMain(_ context.Context, stdout, stderr io.Writer, args []string) int {
 	if err := fig.CheckSize(sz); err != nil {
 		return usageErr("-size: %v", err)
 	}
-	if err := checkFigurePath(target); err != nil {
+	created, err := checkFigurePath(target)
+	if err != nil {
 		return usageErr("%v", err)
 	}
 	if err := fig.Save(target, sz); err != nil {
+		output.RemoveEmptyDirs(created)
 		fmt.Fprintf(stderr, "linattn plot: %v\n", err)
 		return ExitFailure
 	}
@@ -136,15 +138,17 @@ func parseSize(text string, dpi int) (figures.Size, error) {
 }
 
 // checkFigurePath validates a figure's path before any work: a known
-// extension in a directory that exists or can be created.
-func checkFigurePath(path string) error {
+// extension in a directory that exists or can be created; it returns the
+// folders it created (output.PrepareDir).
+func checkFigurePath(path string) ([]string, error) {
 	if _, err := figures.FormatOf(path); err != nil {
-		return fmt.Errorf("-o: %w", err)
+		return nil, fmt.Errorf("-o: %w", err)
 	}
-	if err := output.PrepareDir(path); err != nil {
-		return fmt.Errorf("-o %s: %w", path, err)
+	created, err := output.PrepareDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("-o %s: %w", path, err)
 	}
-	return nil
+	return created, nil
 }
 
 func reportFigure(w io.Writer, fig *figures.Figure, path string) {

@@ -183,6 +183,8 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 		fmt.Fprintf(w, "note: the reduced layer cannot learn in weight: the blocks that would learn the fixed tasks (v_x, and u_y or k_y) are held at zero; -layer full trains them (docs/math.md, \"The full layer\")\n")
 	}
 	switch {
+	case math.IsNaN(s.MinLoss()) && reachedFloor(s, job.Y0, tr, sp.Tol):
+		fmt.Fprintf(w, "note: L_min has no closed form for this layer under this task law, and the run reached L_lb, the least loss over all coefficients, to %g of its fall: here L_min = L_lb\n", endTol(sp.Tol))
 	case math.IsNaN(s.MinLoss()):
 		fmt.Fprintf(w, "note: L_min is not known: this layer may not reach L_lb under this task law (%s)\n", expressivityNeed(s.Model.Layer))
 		if tr.Status == flow.LossSettled {
@@ -226,8 +228,10 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 	}
 	if last := len(tr.Times) - 1; tr.TestICL != nil {
 		fmt.Fprintf(w, "; test loss in-context %.6g", tr.TestICL[last])
-		if !math.IsNaN(tr.TestIWL[last]) {
+		if s.Data.HasFixed() {
 			fmt.Fprintf(w, ", in-weight %.6g, in-distribution %.6g", tr.TestIWL[last], tr.TestIDG[last])
+		} else {
+			fmt.Fprint(w, " (no in-weight or in-distribution test: they need fixed tasks, -icl below 1 or -layer full or labelkey)")
 		}
 	}
 	fmt.Fprintln(w)
@@ -238,7 +242,7 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 // in-context data.
 func printPlateaus(w io.Writer, s *flow.System, observed []float64) {
 	if !s.Data.Standard() {
-		fmt.Fprintf(w, "\n%-8s %-14s (read off the run: fixed tasks have no theory of plateaus)\n", "plateau", "observed")
+		fmt.Fprintf(w, "\n%-8s %-14s (read off the run: the plateaus L(M_m) are the theory of the paper's task alone)\n", "plateau", "observed")
 		for k, l := range observed {
 			fmt.Fprintf(w, "%-8d %-14.8g\n", k, l)
 		}
@@ -255,7 +259,7 @@ func printPlateaus(w io.Writer, s *flow.System, observed []float64) {
 func predictionNote(s *flow.System) string {
 	switch {
 	case !s.Data.Standard():
-		return "(no theory under fixed tasks)"
+		return "(no theory beyond the paper's task)"
 	case s.Model.Kind == flow.Merged:
 		return "(reduced.MergedDropTime from the initial state)"
 	case s.Model.R == 1:
@@ -277,7 +281,7 @@ func describeJob(job *spec.Job) string {
 	} else {
 		model += fmt.Sprintf(", w_init=%g, seed=%d", sp.WInit, sp.Seed)
 	}
-	if s.Model.Layer != flow.ReducedLayer {
+	if s.Model.Layer != flow.ReducedLayer || !s.Data.Standard() { // the layer by name wherever the law is not the paper's
 		model += ", " + s.Model.Layer.String() + " layer"
 	}
 	ctx := fmt.Sprintf("N=%d", sp.N)
@@ -292,32 +296,52 @@ func describeJob(job *spec.Job) string {
 	return desc + describeLaw(job)
 }
 
-// describeLaw describes the law of the labels where it is not the paper's:
-// fixed tasks, Ω, Ω_test, noise.
+// describeLaw describes the law of the labels where it is not the paper's
+// (or the layer has fixed tasks for its tests): Ω and Ω_test as given
+// (eigenvalues, white or power:α, and their eigenvectors), the fraction c
+// in context, the K fixed tasks, drawn (the data seed and the draw) or
+// given, and the noise σ².
 func describeLaw(job *spec.Job) string {
 	s, sp := job.System, job.Spec
 	tasks, desc := s.Data.Tasks(), ""
 	w := "w ~ N(0, I)"
 	if tasks.Cov != nil {
-		w = "w ~ N(0, Ω), Ω's eigenvalues " + covarianceText(sp.TaskEigs, sp.TaskSpectrum, sp.TaskWhite)
+		w = "w ~ N(0, Ω), " + covarianceText(sp, "Ω", "task")
 	}
-	if !tasks.InContext() {
-		drawn := ""
-		if !sp.Given("w0-file") && sp.TaskDraw == "gaussian" {
-			drawn = ", drawn N(0, I)"
-		}
-		desc += fmt.Sprintf("\ntasks: a fraction c=%g in-context (%s), the others one of K=%d fixed tasks (data seed %d%s)",
-			tasks.Fraction(), w, len(tasks.Fixed), sp.DataSeed, drawn)
-	} else if tasks.Cov != nil {
+	switch {
+	case !tasks.InContext():
+		desc += fmt.Sprintf("\ntasks: a fraction c=%g in-context (%s), the others one of K=%d fixed tasks, %s",
+			tasks.Fraction(), w, len(tasks.Fixed), taskSource(job))
+	case s.Data.HasFixed():
+		desc += fmt.Sprintf("\ntasks: every sequence in-context (%s); K=%d fixed tasks, %s, for the in-weight and in-distribution tests",
+			w, len(tasks.Fixed), taskSource(job))
+	case tasks.Cov != nil:
 		desc += "\ntasks: " + w
 	}
 	if tasks.TestCov != nil {
-		desc += "\nin-context test: Ω_test's eigenvalues " + covarianceText(sp.TestTaskEigs, sp.TestTaskSpectrum, sp.TestTaskWhite)
+		desc += "\nin-context test: w ~ N(0, Ω_test), " + covarianceText(sp, "Ω_test", "test-task")
 	}
 	if tasks.Noise > 0 {
 		desc += fmt.Sprintf("\nlabels: y = wᵀx + ε, ε ~ N(0, σ² = %g)", tasks.Noise)
 	}
 	return desc
+}
+
+// taskSource says where the fixed tasks came from: drawn from the data
+// seed as -task-draw says, or given by -w0 or -w0-file.
+func taskSource(job *spec.Job) string {
+	sp := job.Spec
+	switch {
+	case job.DrawnTasks:
+		draw := sp.TaskDraw
+		if draw == "" {
+			draw = "scaled"
+		}
+		return fmt.Sprintf("drawn from data seed %d (-task-draw %s)", sp.DataSeed, draw)
+	case sp.Given("w0-file"):
+		return "given by -w0-file " + sp.W0File
+	}
+	return "given by -w0"
 }
 
 func formatDuration(d time.Duration) string {
@@ -329,15 +353,18 @@ func formatDuration(d time.Duration) string {
 	}
 }
 
-// covarianceText names the eigenvalues of a task covariance as given.
-func covarianceText(eigs []float64, spectrum string, white float64) string {
-	switch {
-	case eigs != nil:
-		return floats(eigs, "%.6g")
-	case spectrum != "":
-		return spectrum + " (trace D)"
+// covarianceText names a task covariance (Ω or Ω_test, the fields of
+// prefix) as given: C·I, its eigenvalues or power:α (trace D), and its
+// eigenvectors but for a white one.
+func covarianceText(sp *spec.Spec, name, prefix string) string {
+	if sp.Given(prefix + "-white") {
+		return name + " = " + sp.Text(prefix+"-white") + "·I"
 	}
-	return fmt.Sprintf("all %g", white)
+	vecs := ", eigenvectors " + sp.Text(prefix+"-eigvecs")
+	if sp.Given(prefix + "-eigs") {
+		return name + "'s eigenvalues " + strings.ReplaceAll(sp.Text(prefix+"-eigs"), ",", " ") + vecs
+	}
+	return name + "'s eigenvalues " + sp.Text(prefix+"-spectrum") + " (trace D)" + vecs
 }
 
 // expressivityNeed says what a layer needs to take every coefficient of
@@ -350,6 +377,24 @@ func expressivityNeed(l flow.Layer) string {
 		return "the label-key layer needs one merged head, or R·H ≥ D separate"
 	}
 	return "the reduced layer needs R·H ≥ D"
+}
+
+// reachedFloor reports whether the run tr from y0 ended within tol of
+// its fall to the least loss over all coefficients L_lb: it converged
+// (flow.Converged: L − L_lb ≤ tol·(L(0) − L_lb), the rule of a run until
+// converged), or, run to -T, ended there (endTol).
+func reachedFloor(s *flow.System, y0 []float64, tr *flow.Trajectory, tol float64) bool {
+	lb, l0 := s.LossFloor(), s.Loss(y0)
+	return tr.Status == flow.Converged || tr.FinalLoss-lb <= endTol(tol)*(l0-lb)
+}
+
+// endTol is -tol, or its default (flow.DefaultTol) where a run to -T has
+// none.
+func endTol(tol float64) float64 {
+	if tol > 0 {
+		return tol
+	}
+	return flow.DefaultTol
 }
 
 // stopRule says in one phrase where a run ended by rule: at T, or until

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -94,17 +95,26 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 	if note != "" {
 		fmt.Fprintf(stderr, "linattn sweep: note: -spec %s is %s\n", *specFile, note)
 	}
+	ignored, err := checkSweepIgnored(sw)
+	if err != nil {
+		return usageErr("-spec %s: %v", *specFile, err)
+	}
+	for _, n := range ignored {
+		fmt.Fprintf(stderr, "linattn sweep: note: %s\n", n)
+	}
 	out := *dir
 	if out == "" {
 		out = filepath.Join("out", "sweep")
 	}
-	if err := output.PrepareDir(filepath.Join(out, "index.npz")); err != nil {
+	created, err := output.PrepareDir(filepath.Join(out, "index.npz"))
+	if err != nil {
 		return usageErr("-o %s: %v", out, err)
 	}
 	r := &sweepRunner{ctx: ctx, cmd: c, sweep: sw, dir: out, specDir: filepath.Dir(*specFile),
 		progress: newProgress(stderr, !*quiet && isTerminal(stderr))}
 	rows, base, err := r.runShard(shardI, shardN, *jobs, *shard != "")
 	if err != nil {
+		output.RemoveEmptyDirs(created) // a failed sweep leaves no empty folder
 		fmt.Fprintf(stderr, "linattn sweep: %v\n", err)
 		return ExitFailure
 	}
@@ -123,6 +133,43 @@ func sweepMain(ctx context.Context, stdout, stderr io.Writer, args []string) int
 		return ExitFailure
 	}
 	return ExitOK
+}
+
+// checkSweepIgnored applies checkIgnored's rule to a sweep, whose fields
+// all come from one file: R in a sweep whose every run is merged, and tol
+// in one whose every run has a final time T > 0, mean nothing and are
+// refused; where only some runs are so, each such field gets a note
+// saying in how many runs it is dropped (issue 45: both were dropped
+// silently).
+func checkSweepIgnored(sw *spec.Sweep) (notes []string, err error) {
+	for _, c := range []struct {
+		field, by, why, fix string
+		meaningless         func(raw json.RawMessage) bool
+	}{
+		{"R", "model", "the rank of the separate model's keys and queries, which the merged model has not", "leave R out (or give model separate)",
+			func(raw json.RawMessage) bool { var m string; json.Unmarshal(raw, &m); return m == "merged" }},
+		{"tol", "T", "the convergence test of a run until converged (T 0), which a run to a final time T > 0 has not", "leave tol out (or give T 0)",
+			func(raw json.RawMessage) bool { var t float64; json.Unmarshal(raw, &t); return t > 0 }},
+	} {
+		if sw.Given(c.field) == nil {
+			continue
+		}
+		by := sw.Given(c.by)
+		n := 0
+		for _, v := range by {
+			if c.meaningless(v) {
+				n++
+			}
+		}
+		switch {
+		case n == 0 || len(by) == 0:
+		case n == len(by):
+			return nil, fmt.Errorf("field %q is %s, and every run of the sweep has %s %s: %s", c.field, c.why, c.by, string(by[0]), c.fix)
+		default:
+			notes = append(notes, fmt.Sprintf("%s is %s: it is dropped in the %d of the %d runs whose %s makes it so", c.field, c.why, sw.Len()/len(by)*n, sw.Len(), c.by))
+		}
+	}
+	return notes, nil
 }
 
 // loadSweep reads the sweep spec of command c at path (readSpecFields:

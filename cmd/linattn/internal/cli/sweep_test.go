@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sbinet/npyio/npz"
+
 	"github.com/linattn/linattn/output"
 )
 
@@ -155,5 +157,57 @@ func TestSweepFailures(t *testing.T) {
 	}
 	if code, out := sweep(t, context.Background(), "-merge", shards); code != ExitUsage || !strings.Contains(out, "found 1 of the 2 shards") {
 		t.Errorf("merge with a missing shard: exit %d, %s", code, out)
+	}
+}
+
+// TestSweepIgnoredFields: a field that another makes meaningless is
+// refused in a sweep whose every run makes it so, and noted with the
+// number of runs that drop it where only some do (issue 45: inside sweeps
+// R with the merged model and tol with a final time T were dropped
+// silently), as run refuses them (checkIgnored).
+func TestSweepIgnoredFields(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		spec string
+		code int
+		want string
+	}{
+		{`{"model": "merged", "R": [1, 2]}`, ExitUsage, `field "R" is the rank of the separate model's keys and queries, which the merged model has not, and every run of the sweep has model "merged": leave R out`},
+		{`{"T": 100, "tol": 1e-3}`, ExitUsage, `field "tol" is the convergence test of a run until converged (T 0), which a run to a final time T > 0 has not, and every run of the sweep has T 100: leave tol out`},
+		{`{"model": ["separate", "merged"], "R": 2, "H": 2, "T": 10, "samples": 5}`, ExitOK, "note: R is the rank of the separate model's keys and queries, which the merged model has not: it is dropped in the 1 of the 2 runs whose model makes it so"},
+		{`{"T": [0, 10], "tol": 0.5, "samples": 5}`, ExitOK, "note: tol is the convergence test of a run until converged (T 0), which a run to a final time T > 0 has not: it is dropped in the 1 of the 2 runs whose T makes it so"},
+	} {
+		out := filepath.Join(dir, "sweep")
+		code, text := sweep(t, context.Background(), "-spec", writeSpec(t, tc.spec), "-o", out)
+		if code != tc.code || !strings.Contains(text, tc.want) {
+			t.Errorf("%s: exit %d, %q; want %d and %q", tc.spec, code, text, tc.code, tc.want)
+		}
+		os.RemoveAll(out)
+	}
+}
+
+// TestSweepIndexDrops: index.npz holds each run's drops by their order,
+// the k-th in column k − 1, with their m in transition_m beside them: the
+// merged model's one drop (m = D = 4) in the first column (issue 45: the
+// index stored it as of column m = D, and index.npz had no m).
+func TestSweepIndexDrops(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if code, out := sweep(t, context.Background(), "-spec", writeSpec(t, `{"model": "merged", "H": 8, "seed": [1, 2], "samples": 51}`), "-o", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	r, err := npz.Open(filepath.Join(dir, "index.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ts, ms := readFloats(t, r, "transitions"), readInts(t, r, "transition_m")
+	var idx output.Index
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "index.json")), &idx); err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || len(ms) != 2 || ms[0] != 4 || ms[1] != 4 || ts[0] != idx.Rows[0].Transitions[0] || ts[1] != idx.Rows[1].Transitions[0] {
+		t.Errorf("transitions %v, transition_m %v; index.json rows %+v", ts, ms, idx.Rows)
 	}
 }

@@ -216,18 +216,18 @@ func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [3
 		arrays = append(arrays, export.Ints(output.Step, steps, ns))
 	}
 	if test[0] != nil {
-		arrays = append(arrays, export.Floats(output.TestICL, test[0], ns), export.Floats(output.TestIWL, test[1], ns))
-		if s := job.System; s.Data.HasFixed() {
-			arrays = append(arrays, export.Floats(output.TestIDG, test[2], ns))
+		arrays = append(arrays, export.Floats(output.TestICL, test[0], ns))
+		if s.Data.HasFixed() { // as flow.RunArrays: the tests fixed tasks define
+			arrays = append(arrays, export.Floats(output.TestIWL, test[1], ns), export.Floats(output.TestIDG, test[2], ns))
 		}
 	}
 	if c.err == nil {
 		arrays = append(arrays, export.Floats(output.FlowLoss, c.loss, ns))
 	}
 	if c.testICL != nil {
-		arrays = append(arrays, export.Floats(output.FlowTestICL, c.testICL, ns), export.Floats(output.FlowTestIWL, c.testIWL, ns))
-		if job.System.Data.HasFixed() {
-			arrays = append(arrays, export.Floats(output.FlowTestIDG, c.testIDG, ns))
+		arrays = append(arrays, export.Floats(output.FlowTestICL, c.testICL, ns))
+		if s.Data.HasFixed() {
+			arrays = append(arrays, export.Floats(output.FlowTestIWL, c.testIWL, ns), export.Floats(output.FlowTestIDG, c.testIDG, ns))
 		}
 	}
 	return append(arrays, export.Floats(output.Compare, table, len(table)/6, len(output.CompareColumns())))
