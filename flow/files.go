@@ -97,12 +97,10 @@ func RunArrays(s *System, tr *Trajectory) []export.Array {
 		export.Floats(output.Transitions, ts, len(ts)),
 		export.Ints(output.TransitionM, ms, len(ms)))
 	arrays = append(arrays, ExtraArrays(s.Model, d, tr.States, nt)...)
-	for _, test := range []struct {
-		name   string
-		losses []float64
-	}{{output.TestICL, tr.TestICL}, {output.TestIWL, tr.TestIWL}, {output.TestIDG, tr.TestIDG}} {
-		if test.losses != nil {
-			arrays = append(arrays, export.Floats(test.name, test.losses, ns))
+	if tr.TestICL != nil {
+		arrays = append(arrays, export.Floats(output.TestICL, tr.TestICL, ns))
+		if s.Data.HasFixed() {
+			arrays = append(arrays, export.Floats(output.TestIWL, tr.TestIWL, ns), export.Floats(output.TestIDG, tr.TestIDG, ns))
 		}
 	}
 	if tasks := s.Data.Tasks(); len(tasks.Fixed) > 0 && (!s.Data.InContext() || tr.TestIWL != nil) {

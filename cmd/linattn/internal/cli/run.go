@@ -160,11 +160,12 @@ func runResult(s *flow.System, y0 []float64, tr *flow.Trajectory, pred, observed
 			res.Transitions[i].TPredicted = &pred[i]
 		}
 	}
-	if last := len(tr.Times) - 1; tr.TestICL != nil {
+	last := len(tr.Times) - 1
+	if tr.TestICL != nil {
 		res.FinalTestICL = &tr.TestICL[last]
-		if !math.IsNaN(tr.TestIWL[last]) {
-			res.FinalTestIWL, res.FinalTestIDG = &tr.TestIWL[last], &tr.TestIDG[last]
-		}
+	}
+	if tr.TestIWL != nil {
+		res.FinalTestIWL, res.FinalTestIDG = &tr.TestIWL[last], &tr.TestIDG[last]
 	}
 	return res
 }
