@@ -22,7 +22,8 @@ type Eval struct {
 	weights     []float64 // the group weights of the last Value
 	bar         adjoints  // ∂p/∂node and ∂p/∂X_b
 	tmp         []float64
-	dot         *tangent // GradientDir's, made on first use
+	suffix      []float64 // omegas' products of a term's last traces
+	dot         *tangent  // GradientDir's, made on first use
 }
 
 // adjoints are the derivatives of p with respect to the nodes (nodeBar)
@@ -64,7 +65,16 @@ func (p *Program) NewEval(d int) *Eval {
 	dd := d * d
 	return &Eval{p: p, d: d, mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
 		tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)),
-		bar: newAdjoints(p, d), tmp: make([]float64, dd)}
+		bar: newAdjoints(p, d), tmp: make([]float64, dd), suffix: make([]float64, p.maxTermLen()+1)}
+}
+
+// maxTermLen returns the most words of a term.
+func (p *Program) maxTermLen() int {
+	n := 0
+	for t := 0; t < p.terms.len(); t++ {
+		n = max(n, len(p.terms.words(t)))
+	}
+	return n
 }
 
 func matrices(n, size int) [][]float64 {
@@ -120,9 +130,10 @@ func (e *Eval) Value(weights []float64) float64 {
 		e.tr[i] = dotProduct(e.chain(w.left), e.chain(w.right))
 	}
 	var sum float64
-	for _, t := range p.terms {
-		v := t.Coef * weights[t.Group]
-		for _, w := range t.Words {
+	ts := &p.terms
+	for t := range ts.coef {
+		v := ts.coef[t] * weights[ts.group[t]]
+		for _, w := range ts.words(t) {
 			v *= e.tr[w]
 		}
 		sum += v
@@ -144,19 +155,28 @@ func dotProduct(x, y []float64) float64 { return floats.Dot(x, y) }
 // Trace returns the trace of word i at the last Value.
 func (e *Eval) Trace(i int) float64 { return e.tr[i] }
 
-// omegas sets omega[w] = ∂p/∂tr(w) = Σ_terms c·g·Π_{other words} tr.
+// omegas sets omega[w] = ∂p/∂tr(w) = Σ_terms c·g·Π_{other words} tr,
+// each product of the others as the product of the traces before the
+// word and of those after it (no division: a trace may be zero).
 func (e *Eval) omegas() {
 	clear(e.omega)
-	for _, t := range e.p.terms {
-		c := t.Coef * e.weights[t.Group]
-		for j, w := range t.Words {
-			v := c
-			for k, u := range t.Words {
-				if k != j {
-					v *= e.tr[u]
-				}
-			}
-			e.omega[w] += v
+	ts := &e.p.terms
+	for t := range ts.coef {
+		ws := ts.words(t)
+		c := ts.coef[t] * e.weights[ts.group[t]]
+		if len(ws) == 1 {
+			e.omega[ws[0]] += c
+			continue
+		}
+		after := e.suffix[:len(ws)+1] // after[j] = Π_{k ≥ j} tr
+		after[len(ws)] = 1
+		for j := len(ws) - 1; j >= 0; j-- {
+			after[j] = after[j+1] * e.tr[ws[j]]
+		}
+		before := c
+		for j, w := range ws {
+			e.omega[w] += before * after[j+1]
+			before *= e.tr[w]
 		}
 	}
 }

@@ -7,6 +7,7 @@ import "github.com/linattn/linattn/flow/internal/gemm"
 type tangent struct {
 	mats, nodes [][]float64
 	tr, omega   []float64
+	suffix      []float64 // omegaDot's
 	bar         adjoints
 }
 
@@ -18,7 +19,8 @@ func (e *Eval) GradientDir(dst, dir [][]float64) {
 	p, d, dd := e.p, e.d, e.d*e.d
 	if e.dot == nil {
 		e.dot = &tangent{mats: matrices(2*p.bases, dd), nodes: matrices(len(p.nodes), dd),
-			tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)), bar: newAdjoints(p, d)}
+			tr: make([]float64, len(p.words)), omega: make([]float64, len(p.words)), bar: newAdjoints(p, d),
+			suffix: make([]float64, p.maxTermLen()+1)}
 	}
 	t := e.dot
 	for b, v := range p.varies {
@@ -85,26 +87,29 @@ func (e *Eval) forwardDot() {
 	}
 }
 
-// omegaDot sets the tangents of ω: for each term and each pair of its
-// words j ≠ u, ω̇_j += c·ṫr_u·Π_{others} tr.
+// omegaDot sets the tangents of ω: for each term and word j,
+// ω̇_j += c·d/dε Π_{k≠j} (tr_k + ε ṫr_k), the products of the traces
+// before and after the word taken as dual numbers.
 func (e *Eval) omegaDot() {
 	t := e.dot
 	clear(t.omega)
-	for _, term := range e.p.terms {
-		c := term.Coef * e.weights[term.Group]
-		for j, w := range term.Words {
-			for u, wu := range term.Words {
-				if u == j {
-					continue
-				}
-				v := c * t.tr[wu]
-				for k, wk := range term.Words {
-					if k != j && k != u {
-						v *= e.tr[wk]
-					}
-				}
-				t.omega[w] += v
-			}
+	ts := &e.p.terms
+	for i := range ts.coef {
+		ws := ts.words(i)
+		if len(ws) == 1 {
+			continue
+		}
+		c := ts.coef[i] * e.weights[ts.group[i]]
+		after, afterDot := e.suffix[:len(ws)+1], t.suffix[:len(ws)+1]
+		after[len(ws)], afterDot[len(ws)] = 1, 0
+		for j := len(ws) - 1; j >= 0; j-- {
+			w := ws[j]
+			after[j], afterDot[j] = after[j+1]*e.tr[w], afterDot[j+1]*e.tr[w]+after[j+1]*t.tr[w]
+		}
+		before, beforeDot := c, 0.0
+		for j, w := range ws {
+			t.omega[w] += beforeDot*after[j+1] + before*afterDot[j+1]
+			before, beforeDot = before*e.tr[w], beforeDot*e.tr[w]+before*t.tr[w]
 		}
 	}
 }

@@ -52,8 +52,22 @@ type Program struct {
 	// split into two chains, or with right = bare(−1) the trace of the
 	// single letter left.
 	words []pair
-	terms []Term
+	terms terms
 }
+
+// terms are the polynomial's terms, flat: term t has the coefficient
+// coef[t], the group group[t] and the words ids[start[t]:start[t+1]].
+type terms struct {
+	coef  []float64
+	group []int32
+	start []int32
+	ids   []int32
+}
+
+func (ts terms) len() int { return len(ts.coef) }
+
+// words returns the words of term t.
+func (ts terms) words(t int) []int32 { return ts.ids[ts.start[t]:ts.start[t+1]] }
 
 // node is left · letter, left a node index ≥ 0 or bare(c) for the letter
 // c alone; letters are numbered 2·Base + T.
@@ -97,8 +111,20 @@ func (p *Program) WithTerms(terms []Term) (*Program, error) {
 		}
 		q.groups = max(q.groups, t.Group+1)
 	}
-	q.terms = terms
+	q.terms = flatten(terms)
 	return &q, nil
+}
+
+func flatten(list []Term) terms {
+	ts := terms{coef: make([]float64, len(list)), group: make([]int32, len(list)), start: make([]int32, 1, len(list)+1)}
+	for i, t := range list {
+		ts.coef[i], ts.group[i] = t.Coef, int32(t.Group)
+		for _, w := range t.Words {
+			ts.ids = append(ts.ids, int32(w))
+		}
+		ts.start = append(ts.start, int32(len(ts.ids)))
+	}
+	return ts
 }
 
 // compileWords splits the words and builds their products.
