@@ -22,6 +22,9 @@ func pcrFigure(f *file) (*Figure, error) {
 		return nil, err
 	}
 	d := rd.d
+	if rd.layers > 1 || f.spec.Layers > 1 {
+		return nil, fmt.Errorf("-view pcr: a stack of %d layers has a map per layer, and its prediction is not βᵀMx_q: principal component regression compares one layer's map; -view dynamics draws the run", f.spec.Layers)
+	}
 	if allEqual(rd.eigvals) {
 		return nil, fmt.Errorf("-view pcr: Λ is white (every eigenvalue %g): any basis is its eigenbasis, so principal component regression has no first m components to project onto; -view dynamics draws the run", rd.eigvals[0])
 	}

@@ -19,9 +19,9 @@ import (
 type runData struct {
 	t, loss   []float64 // (S,)
 	ts        []float64 // the times of the states (S'): state_t, or t
-	v         []float64 // (S', H)
-	alignment []float64 // key_alignment (S, H, R, D), separate model
-	m         []float64 // M (S, D, D)
+	v         []float64 // (S', H): an untied stack's (S', L, H) as L·H heads
+	alignment []float64 // key_alignment (S, H, R, D), separate model (a stack's heads as v's)
+	m         []float64 // M (S, D, D), or each layer's (S, L, D, D)
 	lambda    []float64 // Lambda (D, D)
 	eigvecs   []float64 // (D, D), columns e_d
 	eigvals   []float64 // (D,)
@@ -32,6 +32,9 @@ type runData struct {
 	transM    []int64   // their m
 	h, d, r   int
 	merged    bool
+	// layers is the number of untied layers whose heads v holds one after
+	// the other (1: one layer, or a tied stack's one set).
+	layers int
 }
 
 func readRun(f *file) (*runData, error) {
@@ -54,16 +57,22 @@ func readRun(f *file) (*runData, error) {
 		}
 	}
 	s = len(rd.ts)
+	rd.layers = 1
+	lead := []int{s} // the leading axes of the heads' arrays
+	if f.spec.Layers > 1 && !f.spec.Tie {
+		rd.layers = f.spec.Layers
+		lead = append(lead, rd.layers)
+	}
 	var shape []int
-	if rd.v, shape, err = f.Floats(output.Values, s, -1); err != nil {
+	if rd.v, shape, err = f.Floats(output.Values, append(lead, -1)...); err != nil {
 		return nil, err
 	}
-	rd.h = shape[1]
+	rd.h = rd.layers * shape[len(shape)-1]
 	if err := f.vectors([]string{output.Eigvals, output.Plateaus, output.Transitions}, &rd.eigvals, &rd.levels, &rd.trans); err != nil {
 		return nil, err
 	}
 	rd.d = len(rd.eigvals)
-	rd.fixed, rd.readOff = !f.spec.InContext(), !paperLaw(f)
+	rd.fixed, rd.readOff = !f.spec.InContext(), !paperLaw(f) || f.spec.Layers > 1
 	if len(rd.levels) != rd.d+1 && !rd.readOff {
 		return nil, fmt.Errorf("%s: %d plateau levels for D = %d, want D+1", f.path, len(rd.levels), rd.d)
 	}
@@ -71,7 +80,7 @@ func readRun(f *file) (*runData, error) {
 		return nil, err
 	}
 	d := rd.d
-	if rd.m, _, err = f.Floats(output.Map, s, d, d); err != nil {
+	if rd.m, _, err = f.Floats(output.Map, append(lead, d, d)...); err != nil {
 		return nil, err
 	}
 	if rd.lambda, _, err = f.Floats(output.Covariance, d, d); err != nil {
@@ -82,10 +91,10 @@ func readRun(f *file) (*runData, error) {
 	}
 	rd.merged = f.Has(output.KeyQuery) && !f.Has(output.KeyAlignment)
 	if !rd.merged {
-		if rd.alignment, shape, err = f.Floats(output.KeyAlignment, s, rd.h, -1, d); err != nil {
+		if rd.alignment, shape, err = f.Floats(output.KeyAlignment, append(lead, rd.h/rd.layers, -1, d)...); err != nil {
 			return nil, err
 		}
-		rd.r = shape[2]
+		rd.r = shape[len(shape)-2]
 	}
 	return rd, nil
 }
@@ -99,7 +108,7 @@ func runFigure(f *file, opt Options) (*Figure, error) {
 		return nil, err
 	}
 	log := opt.XScale != "lin"
-	fig := &Figure{Title: problemTitle(f, rd.d, rd.h, rd.r, rd.merged), Width: columnWidth, MinWidth: minWidth}
+	fig := &Figure{Title: problemTitle(f, rd.d, rd.h/rd.layers, rd.r, rd.merged), Width: columnWidth, MinWidth: minWidth}
 	held := f.meta.Status == "converged"
 	x := timeRange(rd.t, log, held)
 	heads := learnedHeads(rd)
@@ -413,9 +422,9 @@ func valuePanel(rd *runData, heads []head, log bool) *Panel {
 				c.Label, dormant = "dormant heads", true
 			}
 		case !named:
-			c.Label = fmt.Sprintf("head %d", hd.index+1)
+			c.Label = rd.headName(hd.index)
 		default:
-			c.Label = fmt.Sprintf("%s: head %d", eigenvectorList(hd.learned), hd.index+1)
+			c.Label = fmt.Sprintf("%s: %s", eigenvectorList(hd.learned), rd.headName(hd.index))
 		}
 		p.Curves = append(p.Curves, c)
 	}
@@ -429,6 +438,15 @@ func valuePanel(rd *runData, heads []head, log bool) *Panel {
 		}
 	}
 	return p
+}
+
+// headName names head i: "head i", or in an untied stack "layer ℓ head i".
+func (rd *runData) headName(i int) string {
+	if rd.layers == 1 {
+		return fmt.Sprintf("head %d", i+1)
+	}
+	per := rd.h / rd.layers
+	return fmt.Sprintf("layer %d head %d", i/per+1, i%per+1)
 }
 
 // namesEigenvectors reports whether the legend may name the heads by the
@@ -534,6 +552,13 @@ func problemParts(f *file, d, h, r int, merged bool, skip []string) []string {
 		if f.spec.White == 1 {
 			parts[len(parts)-1].text = "Λ = I"
 		}
+	}
+	if l := f.spec.Layers; l > 1 {
+		text := fmt.Sprintf("%d layers", l)
+		if f.spec.Tie {
+			text += " tied"
+		}
+		parts = append(parts, titlePart{"layers", text})
 	}
 	parts = append(parts, lawParts(f)...)
 	var out []string

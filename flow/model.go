@@ -193,8 +193,20 @@ func (s *System) MinLoss() float64 {
 // Dim returns D.
 func (s *System) Dim() int { return s.d }
 
-// Values returns the value weights v_1..v_H, a view into y.
-func (s *System) Values(y []float64) []float64 { return y[:s.Model.H] }
+// Values returns the value weights v_1..v_H, a view into y; for a stack,
+// a copy of each layer's, layer after layer.
+func (s *System) Values(y []float64) []float64 {
+	h := s.Model.H
+	if s.Model.HeadSets() == 1 {
+		return y[:h]
+	}
+	size := s.Model.headsLen(s.d)
+	out := make([]float64, 0, s.Model.HeadSets()*h)
+	for off := 0; off < s.Model.flowLen(s.d); off += size {
+		out = append(out, y[off:off+h]...)
+	}
+	return out
+}
 
 // HeadMatrix returns U_i as a D×D matrix viewing y (merged model).
 func (s *System) HeadMatrix(y []float64, i int) *mat.Dense {

@@ -41,7 +41,7 @@ func TestFieldDefaults(t *testing.T) {
 	want := map[string]string{
 		"model": "separate", "D": "4", "eigs": "0.4,0.3,0.2,0.1", "spectrum": "", "white": "", "eigvecs": "random:1",
 		"N": "31", "nu": "", "ntp-max": "", "H": "4", "R": "1", "winit": "0.01", "seed": "3", "init": "", "balanced": "",
-		"tau": "1", "T": "0", "tol": "1e-06", "samples": "2001", "grid": "drops", "method": "auto", "rtol": "1e-08",
+		"tau": "1", "layers": "1", "tie": "false", "T": "0", "tol": "1e-06", "samples": "2001", "grid": "drops", "method": "auto", "rtol": "1e-08",
 		"atol": "1e-12", "checkpoint": "", "state-every": "", "stability": "true", "align": "0.99", "points": "2000", "P": "10000", "lr": "0.5",
 		"steps": "40000", "batch": "0", "attention": "linear", "layer": "full", "icl": "1", "test": "1000",
 		"path": "auto", "gd": "true", "data-seed": "3", "tasks": "1",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/output"
 )
 
@@ -93,16 +94,23 @@ type initFile struct {
 
 // shapes returns the shapes of the arrays the model needs and of the full
 // layer's extra blocks, by name.
+// An untied stack's arrays have a leading layer axis, as run writes them.
 func (in *initFile) shapes() (need, extras map[string][]int) {
 	h, d, r := in.spec.H, in.spec.D, in.spec.R
-	need = map[string][]int{"v": {h}}
+	layer := func(dims ...int) []int {
+		if in.spec.Layers > 1 && !in.spec.Tie {
+			return append([]int{in.spec.Layers}, dims...)
+		}
+		return dims
+	}
+	need = map[string][]int{"v": layer(h)}
 	extras = map[string][]int{output.ValueX: {h, d}}
 	if in.spec.Model == "merged" {
-		need["U"] = []int{h, d, d}
+		need["U"] = layer(h, d, d)
 		extras[output.LabelKQ] = []int{h, d}
 	} else {
-		need["K"] = []int{h, r, d}
-		need["Q"] = []int{h, r, d}
+		need["K"] = layer(h, r, d)
+		need["Q"] = layer(h, r, d)
 		extras[output.KeyLabel] = []int{h, r}
 	}
 	return need, extras
@@ -124,10 +132,34 @@ func (in *initFile) read(name string, want []int) ([]float64, error) {
 	}
 	if !slices.Equal(shape, want) {
 		s := in.spec
-		return nil, fmt.Errorf("-init %s: array %q has shape %v, want %v (H=%d, R=%d, D=%d)%s",
-			in.path, name, shape, want, s.H, s.R, s.D, shapeHint(shape, want, s.Model == "separate"))
+		depth := ""
+		if s.Layers > 1 {
+			depth = fmt.Sprintf(", %d layers", s.Layers)
+			if s.Tie {
+				depth += " tied"
+			}
+		}
+		return nil, fmt.Errorf("-init %s: array %q has shape %v, want %v (H=%d, R=%d, D=%d%s)%s",
+			in.path, name, shape, want, s.H, s.R, s.D, depth, in.layerHint(shape, want))
 	}
 	return data, nil
+}
+
+// layerHint names the flag a shape asks for: -layers for an array with a
+// layer axis of another length, or with one more or one fewer axis than a
+// stack's; else shapeHint's.
+func (in *initFile) layerHint(got, want []int) string {
+	s := in.spec
+	stacked := s.Layers > 1 && !s.Tie
+	switch {
+	case stacked && len(got) == len(want) && got[0] != want[0] && slices.Equal(got[1:], want[1:]):
+		return fmt.Sprintf(": its layer axis holds %d layers, give -layers %d", got[0], got[0])
+	case stacked && len(got) == len(want)-1 && slices.Equal(got, want[1:]):
+		return ": it has no layer axis, one layer's heads: give -tie to share them between the layers, or -layers 1"
+	case !stacked && len(got) == len(want)+1 && slices.Equal(got[1:], want) && got[0] >= 2 && got[0] <= law.MaxStackLayers:
+		return shapeHint(got, want, s.Model == "separate") + fmt.Sprintf("; or, if they are a stack's %d layers, give -layers %d", got[0], got[0])
+	}
+	return shapeHint(got, want, s.Model == "separate")
 }
 
 // missing is the error for a needed array name the file lacks.

@@ -100,6 +100,7 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 	if reads[GroupReduced] {
 		steps = append(steps, s.resolveReduced)
 	}
+	steps = append(steps, func() error { return s.checkDepth(reads) })
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
@@ -303,6 +304,41 @@ func (s *resolver) resolveHeads() error {
 	if !(s.Tau > 0) || math.IsInf(s.Tau, 0) {
 		return fmt.Errorf("-tau = %g, want a finite time constant τ > 0", s.Tau)
 	}
+	return s.resolveDepth()
+}
+
+// resolveDepth settles -layers and -tie: a stack of 1 to
+// law.MaxStackLayers layers, tied only from 2, whose loss needs the
+// context lengths themselves (law.StackLoss), not ν alone.
+func (s *resolver) resolveDepth() error {
+	s.def("layers")
+	s.def("tie")
+	switch {
+	case s.Layers < 1 || s.Layers > law.MaxStackLayers:
+		return fmt.Errorf("-layers = %d, want 1 ≤ L ≤ %d (a stack's loss is compiled up to %d layers: docs/math.md, \"Depth\")", s.Layers, law.MaxStackLayers, law.MaxStackLayers)
+	case s.Tie && s.Layers < 2:
+		return fmt.Errorf("-tie with -layers %d: tying shares one set of heads between layers, give -layers 2 to %d", s.Layers, law.MaxStackLayers)
+	case s.Layers > 1 && s.Given("nu"):
+		return fmt.Errorf("-layers %d with -nu: a stack's loss needs E[1/N^p] up to p = %d, not ν alone: give -N or -ntp-max", s.Layers, 2*s.Layers+1)
+	}
+	return nil
+}
+
+// checkDepth refuses a stack where the command or the layer has one
+// layer: the 1-D theory (reduced), the fixed points (landscape), the full
+// and label-key layers.
+func (s *resolver) checkDepth(reads map[Group]bool) error {
+	if s.Layers < 2 {
+		return nil
+	}
+	switch {
+	case reads[GroupReduced]:
+		return fmt.Errorf("-layers %d: linattn reduced is the 1-D theory of one layer's drops; a stack's isotropic reduction is reduced.IsotropicStack (docs/math.md, \"Depth: the isotropic reduction\")", s.Layers)
+	case reads[GroupLandscape]:
+		return fmt.Errorf("-layers %d: linattn landscape enumerates one layer's fixed points; a stack's are not known in closed form (docs/math.md, \"Depth\")", s.Layers)
+	case s.Layer != "" && s.Layer != "reduced":
+		return fmt.Errorf("-layers %d with -layer %s: a stack is of reduced layers (keys read x, values write y); give -layer reduced", s.Layers, s.Layer)
+	}
 	return nil
 }
 
@@ -450,7 +486,7 @@ func (job *Job) build(s *resolver) error {
 	default:
 		job.Y0, err = job.System.Init(s.WInit, s.Seed)
 		if err == nil && s.Balanced {
-			job.Y0, err = job.System.BalancedAligned(job.Y0[:job.System.Model.H])
+			job.Y0, err = job.System.BalancedAligned(job.System.Values(job.Y0))
 		}
 	}
 	return err
@@ -458,7 +494,10 @@ func (job *Job) build(s *resolver) error {
 
 // flowModel returns the model of the resolved spec.
 func (s *resolver) flowModel() flow.Model {
-	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}
+	model := flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau, Tied: s.Tie}
+	if s.Layers > 1 {
+		model.Layers = s.Layers
+	}
 	if s.Model == "merged" {
 		model.Kind, model.R = flow.Merged, 0
 	}

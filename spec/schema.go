@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/output"
 )
@@ -50,6 +51,8 @@ type Spec struct {
 	Init     string
 	Balanced bool
 	Tau      float64
+	Layers   int
+	Tie      bool
 
 	T       float64
 	Tol     float64
@@ -233,6 +236,10 @@ var fields = []Field{
 		Alternatives: []string{"init"}, ptr: func(s *Spec) any { return &s.Balanced }},
 	{Name: "tau", Usage: "time constant τ > 0 of the flow; gradient descent with learning rate η follows it with t/τ = 2η·steps", Default: num(flow.DefaultTau),
 		ptr: func(s *Spec) any { return &s.Tau }},
+	{Name: "layers", Usage: "depth L: 1, the paper's layer, or a stack of 2 to " + strconv.Itoa(law.MaxStackLayers) + " reduced layers on a residual stream, L steps of preconditioned gradient descent on the context (keys over the context only, the context's labels written with the opposite sign to the query's: docs/math.md, \"Depth\"); run and train, with -N or -ntp-max", Default: "1",
+		ptr: func(s *Spec) any { return &s.Layers }},
+	{Name: "tie", Usage: "with -layers 2 or more: one set of heads shared by every layer (the looped transformer)", Default: "false",
+		ptr: func(s *Spec) any { return &s.Tie }},
 
 	{Name: "T", Group: GroupSolver, Usage: "final time ≥ 0; 0 runs until converged, see -tol", Default: "0",
 		ptr: func(s *Spec) any { return &s.T }},

@@ -40,7 +40,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("ν = %v, state size %d", job.Data.Nu(), job.System.Len())
 	}
 	b, _ := json.Marshal(s)
-	want := `{"model":"separate","D":4,"eigs":[0.4,0.3,0.2,0.1],"eigvecs":"random:1","N":31,"H":4,"R":1,"winit":0.01,"seed":3,"tau":1,` +
+	want := `{"model":"separate","D":4,"eigs":[0.4,0.3,0.2,0.1],"eigvecs":"random:1","N":31,"H":4,"R":1,"winit":0.01,"seed":3,"tau":1,"layers":1,"tie":false,` +
 		`"T":0,"tol":0.000001,"samples":2001,"grid":"drops","method":"auto","rtol":1e-8,"atol":1e-12}`
 	if string(b) != want {
 		t.Errorf("resolved spec\n%s\nwant\n%s", b, want)

@@ -131,7 +131,7 @@ func runFlow(e *env, job *spec.Job) error {
 // (reduced.PredictDrops), NaN where there is none: under fixed tasks the
 // theory does not apply.
 func predictDrops(s *flow.System, y0 []float64, trans []flow.Transition) []float64 {
-	if !s.Data.Standard() {
+	if !s.Plan().PaperTheory {
 		pred := make([]float64, len(trans))
 		for i := range pred {
 			pred[i] = math.NaN()
@@ -186,6 +186,11 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 	switch {
 	case math.IsNaN(s.MinLoss()) && reachedFloor(s, job.Y0, tr, sp.Tol):
 		fmt.Fprintf(w, "note: L_min has no closed form for this layer under this task law, and the run reached L_lb, the least loss over all coefficients, to %g of its fall: here L_min = L_lb\n", endTol(sp.Tol))
+	case math.IsNaN(s.MinLoss()) && s.Model.Depth() > 1:
+		fmt.Fprintf(w, "note: a stack's least loss is not known: L_lb = σ² is only the floor no prediction passes (every label carries the noise), so the run stops when its loss has settled (docs/math.md, \"Depth\")\n")
+		if tr.Status == flow.LossSettled {
+			fmt.Fprintf(w, "note: %s; -T runs to a fixed time\n", weightsMotion(s, tr, sp.Tol))
+		}
 	case math.IsNaN(s.MinLoss()):
 		fmt.Fprintf(w, "note: L_min is not known: this layer may not reach L_lb under this task law (%s)\n", expressivityNeed(s.Model.Layer))
 		if tr.Status == flow.LossSettled {
@@ -216,7 +221,7 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 			}
 			fmt.Fprintf(w, "m=%-6d %-14.6g %-14s\n", tn.M, tn.T, p)
 		}
-		if missing && s.Model.Kind == flow.Separate && s.Model.R == 1 && s.Data.Standard() {
+		if missing && s.Model.Kind == flow.Separate && s.Model.R == 1 && s.Plan().PaperTheory {
 			fmt.Fprintf(w, "—: the 1-D theory started at t_{m−1} gives no estimate for this drop (see linattn reduced)\n")
 		}
 	}
@@ -242,8 +247,8 @@ func printRunSummary(e *env, job *spec.Job, tr *flow.Trajectory, status string, 
 // printPlateaus prints the observed plateau levels, beside L(M_m) for
 // in-context data.
 func printPlateaus(w io.Writer, s *flow.System, observed []float64) {
-	if !s.Data.Standard() {
-		fmt.Fprintf(w, "\n%-8s %-14s (read off the run: the plateaus L(M_m) are the theory of the paper's task alone)\n", "plateau", "observed")
+	if !s.Plan().PaperTheory {
+		fmt.Fprintf(w, "\n%-8s %-14s (read off the run: the plateaus L(M_m) are the theory of the paper's task on one layer alone)\n", "plateau", "observed")
 		for k, l := range observed {
 			fmt.Fprintf(w, "%-8d %-14.8g\n", k, l)
 		}
@@ -259,7 +264,9 @@ func printPlateaus(w io.Writer, s *flow.System, observed []float64) {
 
 func predictionNote(s *flow.System) string {
 	switch {
-	case !s.Data.Standard():
+	case s.Model.Depth() > 1:
+		return "(no theory for a stack's drops)"
+	case !s.Plan().PaperTheory:
 		return "(no theory beyond the paper's task)"
 	case s.Model.Kind == flow.Merged:
 		return "(reduced.MergedDropTime from the initial state)"
@@ -277,6 +284,12 @@ func describeJob(job *spec.Job) string {
 		model += fmt.Sprintf(", R=%d", s.Model.R)
 	}
 	model += fmt.Sprintf(", τ=%g", s.Model.Tau)
+	if l := s.Model.Depth(); l > 1 {
+		model = fmt.Sprintf("a stack of %d layers of %s", l, model)
+		if s.Model.Tied {
+			model += ", tied"
+		}
+	}
 	if sp.Given("init") {
 		model += ", init from " + sp.Init
 	} else {

@@ -135,7 +135,7 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 		}
 	}
 	c.plateaus = pop.Plateaus
-	if s.Data.Standard() {
+	if s.Plan().PaperTheory {
 		c.plateaus = flow.ObservedPlateaus(res.Times, c.loss, c.transitions, res.FinalT)
 	}
 	// Without test sets and without fixed tasks there is no in-weight
@@ -167,7 +167,7 @@ func plateauIndex(s *flow.System, k int) int {
 // there is none.
 func compareTable(s *flow.System, observed []float64, trans []flow.Transition, c comparison) []float64 {
 	levels := s.Data.PlateauLevels()
-	if !s.Data.Standard() {
+	if !s.Plan().PaperTheory {
 		levels = c.plateaus
 	}
 	rows := make([]float64, 0, len(levels)*6)
@@ -180,7 +180,7 @@ func compareTable(s *flow.System, observed []float64, trans []flow.Transition, c
 		}
 	}
 	index := func(k int) int {
-		if s.Data.Standard() {
+		if s.Plan().PaperTheory {
 			return plateauIndex(s, k)
 		}
 		return k
@@ -337,7 +337,7 @@ func printTrainSummary(e *env, job *spec.Job, tr *train.Trainer, res *flow.Traje
 		fmt.Fprintf(w, "INCOMPLETE (%s): %v\n", status, runErr)
 	}
 	ref := "L(M_m)"
-	if !job.System.Data.Standard() {
+	if !job.System.Plan().PaperTheory {
 		ref = "flow level"
 	}
 	fmt.Fprintf(w, "\n%-8s %-12s %-12s %-12s %-12s %-12s\n", "plateau", ref, "train", "flow", "t_m train", "t_m flow")
