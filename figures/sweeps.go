@@ -11,16 +11,18 @@ import (
 )
 
 // Sweeps draws sweeps side by side, one loss panel each, as linattn plot
-// draws a sweep's runs on one panel: coloured by the field by where a
+// draws a sweep's runs on one panel: coloured by the field opt.By where a
 // sweep varies it (the runs of other fields, seeds, alike in black), the
-// plateau levels L(M_m) where its runs share them, converged runs held
-// to the end of the axis. Runs of linattn train are drawn with the exact
-// population flow from their start beside them, dashed and thin (the
-// training output's flow_loss). Each panel is titled with what its sweep
-// holds fixed that the others do not; the figure with what they share.
-// It draws the paper's figures of one setting under several models:
-// init-sweep, varylen and softmax-attn (cmd/linattn's figures).
-func Sweeps(paths []string, by string, opt Options) (*Figure, error) {
+// plateau levels L(M_m) where its runs share them (for the merged model
+// those of M = 0 and the global minimum, the only two it visits),
+// converged runs held to the end of the axis. Runs of linattn train are
+// drawn with the exact population flow from their start beside them,
+// dashed and thin (the training output's flow_loss). Each panel is titled
+// with what its sweep holds fixed that the others do not; the figure with
+// what they share. It draws the paper's figures of one setting under
+// several models: init-sweep, varylen and softmax-attn (cmd/linattn's
+// figures).
+func Sweeps(paths []string, opt Options) (*Figure, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
@@ -31,47 +33,18 @@ func Sweeps(paths []string, by string, opt Options) (*Figure, error) {
 	if len(paths) == 1 {
 		fig.Width, fig.MinWidth = columnWidth, minWidth
 	}
-	log := opt.XScale != "lin"
 	var row []*Panel
 	var parts [][]string
 	trained := false
-	for _, path := range paths {
-		f, err := open(path)
+	for i, path := range paths {
+		p, ps, tr, err := sweepsPanel(path, opt, fig)
 		if err != nil {
 			return nil, err
 		}
-		if f.kind != "index" {
-			return nil, fmt.Errorf("%s is the output of linattn %s: want a sweep's index.npz", path, f.command())
-		}
-		sd, err := readSweep(f, Options{})
-		if err != nil {
-			return nil, err
-		}
-		if len(sd.runs) == 0 {
-			return nil, fmt.Errorf("%s: no run of the sweep has output to draw", path)
-		}
-		sd.panel, sd.style, sd.hue = "", "", ""
-		if slices.Contains(sd.swept, by) {
-			sd.hue = by
-		}
-		p := sweepLossPanels(sd, log, fig)[0]
-		p.Legend = TopRight
-		if first := sd.runs[0].file; first.spec.Model == "merged" && len(p.HLines) > 2 {
-			// The merged model visits M = 0 and the global minimum only.
-			p.HLines = []RefLine{p.HLines[0], p.HLines[len(p.HLines)-1]}
-		}
-		if n := len(f.idx.Rows) - len(sd.runs); n > 0 {
-			fig.addNote(fmt.Sprintf("%s: %d of %d runs not drawn: failed or not run (their errors are in index.json)", path, n, len(f.idx.Rows)))
-		}
-		if flowCurves(p, sd, log) {
-			trained = true
-		}
-		first := sd.runs[0].file
-		parts = append(parts, append(problemParts(first, first.spec.D, first.spec.H, first.spec.R, first.spec.Model == "merged", f.idx.Swept), sweepExtras(first)...))
-		if len(row) > 0 {
+		if i > 0 {
 			p.YLabel = ""
 		}
-		row = append(row, p)
+		row, parts, trained = append(row, p), append(parts, ps), trained || tr
 	}
 	fig.Grid = [][]*Panel{row}
 	common := sharedParts(parts)
@@ -89,6 +62,43 @@ func Sweeps(paths []string, by string, opt Options) (*Figure, error) {
 		fig.Caption = "Solid: training on sampled sequences, one run per seed. Dashed, thin: the exact population flow of linear attention from the same start."
 	}
 	return fig, nil
+}
+
+// sweepsPanel is the loss panel of the sweep whose index is at path, the
+// parts of its problem's description, and whether its runs are training
+// runs drawn beside their exact flow.
+func sweepsPanel(path string, opt Options, fig *Figure) (*Panel, []string, bool, error) {
+	f, err := open(path)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if f.kind != "index" {
+		return nil, nil, false, fmt.Errorf("%s is the output of linattn %s: want a sweep's index.npz", path, f.command())
+	}
+	sd, err := readSweep(f, Options{})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if len(sd.runs) == 0 {
+		return nil, nil, false, fmt.Errorf("%s: no run of the sweep has output to draw", path)
+	}
+	if n := len(f.idx.Rows) - len(sd.runs); n > 0 {
+		fig.addNote(fmt.Sprintf("%s: %d of %d runs not drawn: failed or not run (their errors are in index.json)", path, n, len(f.idx.Rows)))
+	}
+	sd.panel, sd.style, sd.hue = "", "", ""
+	if slices.Contains(sd.swept, opt.By) {
+		sd.hue = opt.By
+	}
+	p := sweepLossPanels(sd, opt.XScale != "lin", fig)[0]
+	p.Legend = TopRight
+	first := sd.runs[0].file
+	merged := first.spec.Model == "merged"
+	if merged && len(p.HLines) > 2 {
+		p.HLines = []RefLine{p.HLines[0], p.HLines[len(p.HLines)-1]}
+	}
+	trained := flowCurves(p, sd, opt.XScale != "lin")
+	parts := append(problemParts(first, first.spec.D, first.spec.H, first.spec.R, merged, f.idx.Swept), sweepExtras(first)...)
+	return p, parts, trained, nil
 }
 
 // flowCurves adds, for each training run of the panel, the exact

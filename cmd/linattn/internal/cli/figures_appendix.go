@@ -23,19 +23,19 @@ var appendixFigures = []paperFigure{
 		Steps: []figureStep{sweepStep("run", "init-sweep-merged", `{"model": "merged", "H": 8, "winit": `+initScales+`}`),
 			sweepStep("run", "init-sweep-separate", `{"H": 4, "winit": `+initScales+`}`)},
 		Draw: func(data string) (*figures.Figure, error) {
-			return figures.Sweeps(indexes(data, "init-sweep-merged", "init-sweep-separate"), "winit", figures.Options{})
+			return figures.Sweeps(indexes(data, "init-sweep-merged", "init-sweep-separate"), figures.Options{By: "winit"})
 		}},
 	{Name: "varylen", About: "merged (H = 8, w_init = 3·10⁻⁵) and separate (H = 4) attention on the D = 4 example trained with the next-token loss over context lengths 1 … 31 (ν = H₃₁/31), six seeds each: the same dynamics, the plateaus at the levels of that ν (paper fig. varylen, eq. attnS-loss-varylen)",
 		Steps: []figureStep{sweepStep("run", "varylen-merged", `{"model": "merged", "H": 8, "winit": 3e-5, "ntp-max": 31, "seed": `+sixSeeds+`}`),
 			sweepStep("run", "varylen-separate", `{"H": 4, "ntp-max": 31, "seed": `+sixSeeds+`}`)},
 		Draw: func(data string) (*figures.Figure, error) {
-			return figures.Sweeps(indexes(data, "varylen-merged", "varylen-separate"), "", figures.Options{})
+			return figures.Sweeps(indexes(data, "varylen-merged", "varylen-separate"), figures.Options{})
 		}},
 	{Name: "softmax", About: "softmax attention (ρ = 1, as the paper's code), merged (H = 8, w_init = 3·10⁻⁵) and separate (H = 4), on the D = 4 example, trained on P = 1000 sequences by gradient descent, six seeds each, beside the exact flow of linear attention from the same starts (dashed): one drop (merged), several (separate) (paper fig. softmax-attn; minutes of data)",
 		Steps: []figureStep{sweepStep("train", "softmax-merged", `{"model": "merged", "H": 8, "winit": 3e-5, "attention": "softmax", "P": 1000, "test": 0, "lr": 0.1, "steps": 1500, "samples": 401, "seed": `+sixSeeds+`}`),
 			sweepStep("train", "softmax-separate", `{"H": 4, "attention": "softmax", "P": 1000, "test": 0, "lr": 0.5, "steps": 3000, "samples": 401, "seed": `+sixSeeds+`}`)},
 		Draw: func(data string) (*figures.Figure, error) {
-			return figures.Sweeps(indexes(data, "softmax-merged", "softmax-separate"), "", figures.Options{})
+			return figures.Sweeps(indexes(data, "softmax-merged", "softmax-separate"), figures.Options{})
 		}, Slow: true},
 	{Name: "equal-eigs", About: "separate attention, D = 4, λ = 0.35, 0.35, 0.15, 0.15, N = 31, H = 4, at R = 1, 2, 3, 4, six seeds each: plateaus between equal eigenvalues too, which some seeds skip (paper fig. attnS-loss-eqeig)",
 		Steps: []figureStep{sweepStep("run", "equal-eigs", `{"eigs": [0.35, 0.35, 0.15, 0.15], "H": 4, "R": [1, 2, 3, 4], "seed": `+sixSeeds+`}`)},
