@@ -62,7 +62,9 @@ const (
 	sixSeeds   = `[1, 2, 3, 4, 5, 6]`
 )
 
-func init() { paperFigures = append(paperFigures, appendixFigures...) }
+// paperFigures are all the figures linattn figures makes, in the order
+// -h lists them.
+var paperFigures = append(mainFigures[:len(mainFigures):len(mainFigures)], appendixFigures...)
 
 // indexes are the index files of the sweeps under data with the given
 // names.
