@@ -74,16 +74,26 @@ func appendixFigures(t *testing.T, dir string) map[string]*figures.Figure {
 	}
 }
 
-// TestAppendixFiguresLayout checks the paper figures of
-// figures_appendix.go as TestLayoutCoversNoData checks the others, at
-// their default size and their smallest: every text and legend on the
-// canvas, none over another or over the data, each label by its own line
-// or point; and, further, every panel's legend inside its panel's frame.
-func TestAppendixFiguresLayout(t *testing.T) {
+// TestAppendixFigures draws the paper figures of figures_appendix.go from
+// small data once, and checks their layout and what they draw.
+func TestAppendixFigures(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	appendixData(t, dir)
-	for name, fig := range appendixFigures(t, dir) {
+	figs := appendixFigures(t, dir)
+	t.Run("layout", func(t *testing.T) { checkAppendixLayout(t, figs) })
+	t.Run("sweeps", func(t *testing.T) { checkSweepsFigures(t, dir, figs) })
+	t.Run("rank-values", func(t *testing.T) { checkRankValuesFigure(t, dir, figs["rank-values"]) })
+	t.Run("merged-weights", func(t *testing.T) { checkMergedWeightsFigure(t, figs["merged-weights"]) })
+}
+
+// checkAppendixLayout checks the figures as TestLayoutCoversNoData checks
+// the others, at their default size and their smallest: every text and
+// legend on the canvas, none over another or over the data, each label by
+// its own line or point; and, further, every panel's legend inside its
+// panel's frame.
+func checkAppendixLayout(t *testing.T, figs map[string]*figures.Figure) {
+	for name, fig := range figs {
 		for _, s := range []figures.Size{{}, fig.MinSize()} {
 			lay := fig.Layout(s)
 			where := fmt.Sprintf("%s at %.3gx%.3g in", name, (lay.Canvas.Max.X-lay.Canvas.Min.X)/72, (lay.Canvas.Max.Y-lay.Canvas.Min.Y)/72)
@@ -100,18 +110,11 @@ func TestAppendixFiguresLayout(t *testing.T) {
 	}
 }
 
-// TestAppendixFiguresDrawTheFiles: Sweeps draws one panel per sweep with
-// every run's loss as the file holds it (and a training run's exact flow
-// beside it, dashed), titled apart by what differs; RankValues a column
-// per R in increasing order whose value curves are the files' v and whose
-// title names the drops at which a head grew (from m = 0, R, 2R: t₁, t_{R+1},
-// …); MergedWeights the network's loss on the attention's.
-func TestAppendixFiguresDrawTheFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	appendixData(t, dir)
-	figs := appendixFigures(t, dir)
-
+// checkSweepsFigures: Sweeps draws one panel per sweep with every run's
+// loss as the file holds it (and a training run's exact flow beside it,
+// dashed), titled apart by what differs; the merged model's panel has the
+// plateau lines of M = 0 and the global minimum only.
+func checkSweepsFigures(t *testing.T, dir string, figs map[string]*figures.Figure) {
 	soft := figs["softmax"]
 	if len(soft.Grid) != 1 || len(soft.Grid[0]) != 2 || soft.Caption == "" {
 		t.Fatalf("softmax: grid %v, caption %q: want one row of two panels and a caption", len(soft.Grid), soft.Caption)
@@ -150,8 +153,12 @@ func TestAppendixFiguresDrawTheFiles(t *testing.T) {
 	if ms := figs["init-sweep"].Grid[0][0].HLines; len(ms) != 2 {
 		t.Errorf("init-sweep, merged: %d plateau lines, want m = 0 and m = D only", len(ms))
 	}
+}
 
-	rv := figs["rank-values"]
+// checkRankValuesFigure: RankValues draws a column per R in increasing
+// order whose value curves are the files' v and whose title names the
+// drops at which a head grew (from m = 0, R, 2R: t₁, t_{R+1}, …).
+func checkRankValuesFigure(t *testing.T, dir string, rv *figures.Figure) {
 	for j, r := range []int{2, 3, 4} {
 		loss, values := rv.Grid[0][j], rv.Grid[1][j]
 		if !strings.HasPrefix(loss.Title, fmt.Sprintf("R = %d", r)) {
@@ -179,8 +186,12 @@ func TestAppendixFiguresDrawTheFiles(t *testing.T) {
 			}
 		}
 	}
+}
 
-	mw := figs["merged-weights"]
+// checkMergedWeightsFigure: MergedWeights draws the network's loss on the
+// attention's (one trajectory, to the integrators' tolerance) and H × D²
+// maps of both first layers.
+func checkMergedWeightsFigure(t *testing.T, mw *figures.Figure) {
 	cs := drawn(mw.Grid[0][0])
 	if len(cs) != 2 {
 		t.Fatalf("merged-weights: %d loss curves, want 2", len(cs))
