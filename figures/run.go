@@ -21,6 +21,7 @@ type runData struct {
 	ts        []float64 // the times of the states (S'): state_t, or t
 	v         []float64 // (S', H): an untied stack's (S', L, H) as L·H heads
 	alignment []float64 // key_alignment (S, H, R, D), separate model (a stack's heads as v's)
+	keyNorms  []float64 // (H, R): ‖k_{i,r}‖² at the last state, separate model
 	m         []float64 // M (S, D, D), or each layer's (S, L, D, D)
 	lambda    []float64 // Lambda (D, D)
 	eigvecs   []float64 // (D, D), columns e_d
@@ -95,6 +96,16 @@ func readRun(f *file) (*runData, error) {
 			return nil, err
 		}
 		rd.r = shape[len(shape)-2]
+		keys, _, err := f.Floats(output.Keys, append(lead, rd.h/rd.layers, rd.r, d)...)
+		if err != nil {
+			return nil, err
+		}
+		rd.keyNorms = make([]float64, rd.h*rd.r)
+		for i := range rd.keyNorms {
+			for _, k := range keys[((s-1)*rd.h*rd.r+i)*d:][:d] {
+				rd.keyNorms[i] += k * k
+			}
+		}
 	}
 	return rd, nil
 }
@@ -353,9 +364,12 @@ type head struct {
 }
 
 // learnedHeads finds what each head learned: a head whose final |v| is
-// below a twentieth of the largest is dormant; the others learned the R
-// eigenvectors e_d with the largest Σ_r |⟨k̂_r, e_d⟩|² at the end. Heads
-// are coloured in the order of the first eigenvector they learned.
+// below a twentieth of the largest is dormant; the others learned, one per
+// key that grew (‖k_r‖² at least a twentieth of the head's largest: a rank
+// of a head that stays small learns nothing), the eigenvectors e_d with
+// the largest Σ_r ‖k_r‖²|⟨k̂_r, e_d⟩|² at the end, but none with a twentieth
+// of the first's (several keys of a head can learn the same eigenvector).
+// Heads are coloured in the order of the first eigenvector they learned.
 func learnedHeads(rd *runData) []head {
 	s, h, d, r := len(rd.ts), rd.h, rd.d, rd.r
 	final := rd.v[(s-1)*h:]
@@ -370,11 +384,17 @@ func learnedHeads(rd *runData) []head {
 		if math.Abs(final[i]) < big/20 || big == 0 || rd.merged {
 			continue
 		}
+		norms := rd.keyNorms[i*r : (i+1)*r]
+		largest, grown := slices.Max(norms), 0
 		weight := make([]float64, d)
-		for k := 0; k < r; k++ {
+		for k, n := range norms {
+			if n < largest/20 {
+				continue
+			}
+			grown++
 			for e := 0; e < d; e++ {
 				a := rd.alignment[(((s-1)*h+i)*r+k)*d+e]
-				weight[e] += a * a
+				weight[e] += n * a * a
 			}
 		}
 		order := make([]int, d)
@@ -382,7 +402,12 @@ func learnedHeads(rd *runData) []head {
 			order[e] = e
 		}
 		sort.SliceStable(order, func(a, b int) bool { return weight[order[a]] > weight[order[b]] })
-		learned := append([]int(nil), order[:min(r, d)]...)
+		var learned []int // at most one per grown key, none a twentieth of the first
+		for _, e := range order[:min(grown, d)] {
+			if weight[e] >= weight[order[0]]/20 {
+				learned = append(learned, e)
+			}
+		}
 		sort.Ints(learned)
 		for k := range learned {
 			learned[k]++

@@ -98,11 +98,20 @@ func sub(n int) string {
 	return b.String()
 }
 
-// eigenvectorList writes a set of eigenvector indices (1-based): e₁, e₂.
+// eigenvectorList writes a set of eigenvector indices (1-based, sorted):
+// e₁,e₂, with three or more consecutive ones as a range, e₁–e₄.
 func eigenvectorList(ds []int) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = "e" + sub(d)
+	var parts []string
+	for i := 0; i < len(ds); {
+		j := i
+		for j+1 < len(ds) && ds[j+1] == ds[j]+1 {
+			j++
+		}
+		if j-i >= 2 {
+			parts, i = append(parts, "e"+sub(ds[i])+"–e"+sub(ds[j])), j+1
+			continue
+		}
+		parts, i = append(parts, "e"+sub(ds[i])), i+1
 	}
 	return strings.Join(parts, ",")
 }

@@ -15,11 +15,11 @@
 //
 // A System integrates the flow in the eigenbasis of Λ, where Λ and A are
 // diagonal, without ever forming the D²×D² matrix E[zzᵀ] = Λ ⊗ A; the
-// literal form of the paper (eq. attnM-gd) is kept as LiteralMergedDeriv for
-// tests. Run drives a solve with the ode package and returns a Trajectory:
-// the loss and the states on an output grid (by default the drops grid,
-// which places half its times in the drops, sampled from the run's
-// continuous extension), the times at which the loss crosses half-way
+// literal form of the paper (eq. attnM-gd), the two-layer network on z, is
+// package mlp's. Run drives a solve with the ode package and returns a
+// Trajectory: the loss and the states on an output grid (by default the
+// drops grid, which places half its times in the drops, sampled from the
+// run's continuous extension), the times at which the loss crosses half-way
 // between consecutive plateau levels, and how the run ended (Status).
 //
 // Coordinates: states enter and leave the package in the original basis

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/law"
+	"github.com/linattn/linattn/mlp"
 )
 
 // testData returns a task with a non-diagonal covariance (random rotation)
@@ -134,13 +135,21 @@ func TestDerivIsHalfNegativeGradient(t *testing.T) {
 
 func TestFastPathEqualsLiteral(t *testing.T) {
 	// The merged flow through G = Λ² − AMΛ equals the literal two-layer
-	// network with explicit E[y zᵀ] and E[z zᵀ] (paper eq. attnM-gd).
+	// network with explicit E[y zᵀ] and E[z zᵀ] (paper eq. attnM-gd,
+	// package mlp).
 	for _, tc := range gradCases[:2] {
 		s := newSys(t, testData(t, tc.lam, 3), tc.m)
 		y, _ := s.Init(2, 5)
-		lit := make([]float64, len(y))
-		LiteralMergedDeriv(s, lit, y)
-		if e := relErr(derivOriginal(s, y), lit); e > 1e-12 {
+		h, d := tc.m.H, s.Data.Dim()
+		net, err := mlp.New(s.Data, h, tc.m.Tau)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z, _ := mlp.FromAttention(y[:h], y[h:], d)
+		dz := make([]float64, len(z))
+		net.Deriv(dz, z)
+		dv, du := mlp.ToAttention(dz, h, d)
+		if e := relErr(derivOriginal(s, y), append(dv, du...)); e > 1e-12 {
 			t.Errorf("%s: fast path differs from the literal flow by %.3g relative", tc.name, e)
 		}
 	}

@@ -50,12 +50,12 @@ func sweepStep(command, name, spec string) figureStep {
 		Sweep: spec, Spec: name + ".json"}
 }
 
-// paperFigures are the figures of Zhang, Singh, Latham & Saxe (ICML 2025)
+// mainFigures are the figures of Zhang, Singh, Latham & Saxe (ICML 2025)
 // with the paper's parameters (the captions of its figures 1, 3 and 4 and
 // section 4.2, and of its appendix figure icl-iwl-sweep), from the exact
 // population flow, and the finding of docs/math.md on whether in-context
-// learning is transient.
-var paperFigures = []paperFigure{
+// learning is transient; paperFigures adds the rest (figures_appendix.go).
+var mainFigures = []paperFigure{
 	{Name: "merged", About: "merged key–query attention, D = 4, N = 31, H = 8, Λ = I: the single abrupt drop against the closed form σ(t) (paper fig. 1, eq. attnM-solution), from the balanced start where it is exact",
 		Steps: step("reduced", "-model", "merged", "-white", "1", "-D", "4", "-N", "31", "-H", "8", "-balanced", "-o", "DATA/merged.npz"),
 		Data:  "merged.npz", Plot: figures.Options{XScale: "lin"}},
