@@ -12,7 +12,7 @@ package output
 const (
 	Times        = "t"             // (S,) output times t/τ
 	Loss         = "loss"          // (S,) the loss at each (train: the training loss L̂)
-	Values       = "v"             // (S, H) value weights
+	Values       = "v"             // (S, H) value weights; a stack of L untied layers has a layer axis after S here and in K, Q, U, key_alignment and M
 	Keys         = "K"             // (S, H, R, D) keys (separate model)
 	Queries      = "Q"             // (S, H, R, D) queries (separate model)
 	KeyQuery     = "U"             // (S, H, D, D) merged key–query matrices (merged model)
@@ -58,6 +58,16 @@ const (
 const (
 	Step     = "step"      // (S,) int: the gradient-descent step of each sample (not with -gd=false)
 	FlowLoss = "flow_loss" // (S,) the population flow's loss from the same weights at the same times
+	// TransformerValue and TransformerKeyQuery are the weights of the
+	// unrestricted transformer (linattn train -unrestricted), W^V and W^KQ
+	// of every layer and head, (S, L, H, D+1, D+1) each; GDForm (S, L) is
+	// the part of each layer's squared weights in the blocks of the stack
+	// of gradient-descent layers: W^V's label–label entry and W^KQ's
+	// token–token block. Its flow_loss is the stack's, from the paper's
+	// start.
+	TransformerValue    = "W_V"
+	TransformerKeyQuery = "W_KQ"
+	GDForm              = "gd_form"
 	// FlowTestICL, FlowTestIWL and FlowTestIDG are the population flow's
 	// exact test losses at the same times (a layer with extra blocks or a
 	// law other than the paper's; the last with fixed tasks).

@@ -22,7 +22,7 @@ func (s *resolver) resolveLaw(forTrain bool) error {
 	s.forTrain, s.tasksGiven = forTrain, s.Given("w0") || s.Given("w0-file")
 	s.defTo("layer", func() {
 		s.Layer = "reduced"
-		if forTrain {
+		if forTrain && s.Layers < 2 { // a stack is of reduced layers
 			s.Layer = "full"
 		}
 	})

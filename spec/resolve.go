@@ -336,7 +336,7 @@ func (s *resolver) checkDepth(reads map[Group]bool) error {
 		return fmt.Errorf("-layers %d: linattn reduced is the 1-D theory of one layer's drops; a stack's isotropic reduction is reduced.IsotropicStack (docs/math.md, \"Depth: the isotropic reduction\")", s.Layers)
 	case reads[GroupLandscape]:
 		return fmt.Errorf("-layers %d: linattn landscape enumerates one layer's fixed points; a stack's are not known in closed form (docs/math.md, \"Depth\")", s.Layers)
-	case s.Layer != "" && s.Layer != "reduced":
+	case s.Layer != "" && s.Layer != "reduced" && !s.Unrestricted:
 		return fmt.Errorf("-layers %d with -layer %s: a stack is of reduced layers (keys read x, values write y); give -layer reduced", s.Layers, s.Layer)
 	}
 	return nil
@@ -502,6 +502,9 @@ func (s *resolver) flowModel() flow.Model {
 		model.Kind, model.R = flow.Merged, 0
 	}
 	model.Layer, _ = flow.LayerByName(s.Layer) // checked by resolveLaw; reduced where not read
+	if s.Unrestricted {
+		model.Layer = flow.ReducedLayer // the flow beside the transformer: the stack of gradient-descent layers
+	}
 	return model
 }
 

@@ -79,6 +79,8 @@ type Spec struct {
 	Path      string
 	GD        bool
 
+	Unrestricted bool
+
 	Layer    string
 	ICL      float64
 	Tasks    int
@@ -262,7 +264,7 @@ var fields = []Field{
 	{Name: "state-every", Group: GroupSolver, Usage: "run: keep at most as many states (v, K, Q, U, key_alignment, M) as every K-th output time and the last, K ≥ 1, at steps of the run spread over it, their times in state_t; the loss and the test losses are kept at every time, interpolated between the steps", DefaultNote: stateEveryNote(),
 		ptr: func(s *Spec) any { return &s.StateEvery }},
 
-	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention)", DefaultNote: ": reduced for run, full for train",
+	{Name: "layer", Group: GroupLaw, Usage: "full (every block of the layer that enters ŷ: it learns in weight when tasks are fixed), reduced (the paper's reduction: only v and U, or v, K and Q) or labelkey (the reduction with keys that also read the labels, ŷ = x_qᵀΓ[β; (1/N)Σy²]: Lu et al.'s linear attention)", DefaultNote: ": reduced for run and for a stack, full for train",
 		ptr: func(s *Spec) any { return &s.Layer }},
 	{Name: "icl", Group: GroupLaw, Usage: "fraction c in [0, 1] of sequences with a random task vector w ~ N(0, Ω) (in-context); the others use one of the -tasks fixed vectors", Default: "1",
 		ptr: func(s *Spec) any { return &s.ICL }},
@@ -323,6 +325,8 @@ var fields = []Field{
 		ptr: func(s *Spec) any { return &s.Path }},
 	{Name: "gd", Group: GroupTrain, Usage: "gradient descent; false integrates the gradient flow of the training loss with -method (full batch)", Default: "true",
 		ptr: func(s *Spec) any { return &s.GD }},
+	{Name: "unrestricted", Group: GroupTrain, Usage: "train the unrestricted deep linear transformer: -layers L of the full merged layer on a residual stream, every block of every value and key–query matrix ((D+1)×(D+1)) trained, no masks, from the small start w_init/(√H·(D+1)) per entry; the exact flow beside it is the stack of gradient-descent layers (-layer reduced) from the paper's start; with -model merged", Default: "false",
+		ptr: func(s *Spec) any { return &s.Unrestricted }},
 }
 
 // Lookup returns a copy of the field called name.

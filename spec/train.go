@@ -59,6 +59,9 @@ func (s *resolver) resolveTrain() error {
 	default:
 		return fmt.Errorf("-path = %q, want auto, direct, moments or columns", s.Path)
 	}
+	if err := s.resolveUnrestricted(); err != nil {
+		return err
+	}
 	// The estimate needs the shapes only: any Λ of the right dimension.
 	placeholder, err := law.NewData(law.White(s.D, 1), nil, s.lengths())
 	if err != nil {
@@ -72,15 +75,40 @@ func (s *resolver) resolveTrain() error {
 	return nil
 }
 
+// resolveUnrestricted checks -unrestricted: the merged full layer's
+// blocks, linear attention, untied layers, gradient descent from its own
+// random start.
+func (s *resolver) resolveUnrestricted() error {
+	s.def("unrestricted")
+	switch {
+	case !s.Unrestricted:
+		return nil
+	case s.Model != "merged":
+		return fmt.Errorf("-unrestricted: the transformer's heads are merged key–query matrices W^KQ; give -model merged")
+	case s.Given("layer") && s.Layer != "full":
+		return fmt.Errorf("-unrestricted with -layer %s: the transformer trains every block of the full layer", s.Layer)
+	case s.Attention != "linear":
+		return fmt.Errorf("-unrestricted with -attention %s: the transformer is of linear attention", s.Attention)
+	case s.Tie:
+		return fmt.Errorf("-unrestricted with -tie: the transformer's layers have weights of their own")
+	case s.Given("init") || s.Balanced:
+		return fmt.Errorf("-unrestricted starts from its own random weights (-winit, -seed), not -init or -balanced")
+	case s.Path != "auto" && s.Path != "direct":
+		return fmt.Errorf("-unrestricted with -path %s: the transformer is evaluated token by token, -path direct", s.Path)
+	}
+	s.Layer = "full"
+	s.Mark("layer")
+	return nil
+}
+
 // TrainConfig returns the training problem of a job resolved for train:
 // its data carry the context lengths and the task law.
 func (j *Job) TrainConfig() train.Config { return (&resolver{Spec: j.Spec}).trainConfig(j.Data) }
 
 func (s *resolver) trainConfig(data *law.Data) train.Config {
-	m := train.Model{Model: flow.Model{Kind: flow.Separate, H: s.H, R: s.R, Tau: s.Tau}, D: s.D}
-	m.Layer, _ = flow.LayerByName(s.Layer) // checked by resolveLaw
-	if s.Model == "merged" {
-		m.Kind, m.R = flow.Merged, 0
+	m := train.Model{Model: s.flowModel(), D: s.D, Unrestricted: s.Unrestricted}
+	if s.Unrestricted {
+		m.Layer = flow.FullLayer // the trained model's blocks; the flow beside it is the stack of reduced layers
 	}
 	if s.Attention == "softmax" {
 		m.Attention = train.Softmax

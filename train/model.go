@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/linattn/linattn/flow"
@@ -63,6 +64,14 @@ type Model struct {
 	flow.Model
 	D         int // token dimension
 	Attention Attention
+	// Unrestricted is the deep linear transformer with every block
+	// trained: L = Depth() layers of the paper's full merged layer on a
+	// residual stream, W^V_h and W^KQ_h full (D+1)×(D+1) matrices, no
+	// masks (the query is a key, every token's update has the same sign),
+	// so that training shows whether gradient descent finds the stack of
+	// gradient-descent layers (docs/training.md, "Depth"). Its weights are
+	// [layer][head][W^V | W^KQ], each row-major, not a flow state.
+	Unrestricted bool
 }
 
 // flowModel is the flow's description of the layer.
@@ -102,7 +111,13 @@ func (m *Model) validate() error {
 // validateDepth checks a stack: of reduced layers (flow.Model's checks)
 // with linear attention, whose stacking is gradient descent.
 func (m *Model) validateDepth() error {
-	if m.Depth() == 1 {
+	if m.Unrestricted && (m.Kind != flow.Merged || m.Layer != flow.FullLayer || m.Attention != Linear) {
+		return fmt.Errorf("train: the unrestricted transformer has the full merged layer's blocks with linear attention, not the %v %v layer with %v attention", m.Kind, m.Layer, m.Attention)
+	}
+	if m.Unrestricted && m.Tied {
+		return fmt.Errorf("train: the unrestricted transformer's layers are untied")
+	}
+	if m.Depth() == 1 || m.Unrestricted {
 		return nil
 	}
 	if m.Attention != Linear {
@@ -121,11 +136,74 @@ func (m *Model) hr() int {
 }
 
 // FlowLen returns the length of the flow state (flow.Model.ReducedLen):
-// H + H·D² (merged) or H + 2·H·R·D (separate).
-func (m *Model) FlowLen() int { return m.flowModel().ReducedLen(m.D) }
+// H + H·D² (merged) or H + 2·H·R·D (separate), per set of heads of a
+// stack; 0 for the unrestricted transformer, which has none.
+func (m *Model) FlowLen() int {
+	if m.Unrestricted {
+		return 0
+	}
+	return m.flowModel().ReducedLen(m.D)
+}
 
-// Len returns the length of the weight vector θ (flow.Model.StateLen).
-func (m *Model) Len() int { return m.flowModel().StateLen(m.D) }
+// Len returns the length of the weight vector θ (flow.Model.StateLen), or
+// the unrestricted transformer's L·H·2(D+1)².
+func (m *Model) Len() int {
+	if m.Unrestricted {
+		return m.Depth() * m.H * 2 * (m.D + 1) * (m.D + 1)
+	}
+	return m.flowModel().StateLen(m.D)
+}
+
+// GDForm returns, for each layer of the unrestricted transformer at
+// theta, the part of its squared weights in the blocks of the stack of
+// gradient-descent layers (docs/math.md, "Depth"): W^V's label–label
+// entry and W^KQ's token–token block, over all of W^V and W^KQ; 1 for a
+// layer in that form, 0 for one with none of it.
+func (m *Model) GDForm(theta []float64) []float64 {
+	d1 := m.D + 1
+	out := make([]float64, m.Depth())
+	for l := range out {
+		var in, all float64
+		for h := 0; h < m.H; h++ {
+			v, kq := transformerWeights(theta, d1, m.H, l, h)
+			for i := 0; i < d1; i++ {
+				for j := 0; j < d1; j++ {
+					a, b := v[i*d1+j]*v[i*d1+j], kq[i*d1+j]*kq[i*d1+j]
+					all += a + b
+					if i == m.D && j == m.D {
+						in += a
+					}
+					if i < m.D && j < m.D {
+						in += b
+					}
+				}
+			}
+		}
+		if all > 0 {
+			out[l] = in / all
+		}
+	}
+	return out
+}
+
+// InitUnrestricted draws the unrestricted transformer's small random
+// start from a seeded PCG generator, as flow.System.Init draws the
+// paper's: every entry of every W^V_h and W^KQ_h ~ N(0, w²/(H (D+1)²)).
+func (m *Model) InitUnrestricted(wInit float64, seed uint64) ([]float64, error) {
+	if !m.Unrestricted {
+		return nil, fmt.Errorf("train: InitUnrestricted is for the unrestricted transformer")
+	}
+	if !(wInit >= 0) || math.IsInf(wInit, 0) {
+		return nil, fmt.Errorf("train: w_init = %g, want a finite value ≥ 0", wInit)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc909))
+	sd := wInit / math.Sqrt(float64(m.H)) / float64(m.D+1)
+	theta := make([]float64, m.Len())
+	for i := range theta {
+		theta[i] = sd * rng.NormFloat64()
+	}
+	return theta, nil
+}
 
 // FromFlow returns the weights θ whose flow state is y (original basis) and
 // whose extra blocks are zero: the state of a flow run, or of the paper's

@@ -91,3 +91,54 @@ func TestStackTrainingFollowsFlow(t *testing.T) {
 		t.Errorf("after %d steps: the trained weights' population loss %.5g, the flow's %.5g (from %.5g)", steps, got, want, exact.Loss[0])
 	}
 }
+
+// TestUnrestrictedGradient: the unrestricted transformer's training loss
+// (two and three layers, two heads, a fixed length and the next-token
+// loss) has the gradient its central differences give; and one layer
+// whose blocks are the reduced layer's (W^V = v e_D e_Dᵀ, W^KQ = [[U, 0],
+// [0, 0]]) has the reduced layer's loss on the same sequences: the query
+// as a key adds v·0.
+func TestUnrestrictedGradient(t *testing.T) {
+	const h = 1e-6
+	for _, ntp := range []bool{false, true} {
+		for _, layers := range []int{2, 3} {
+			cfg := smallConfig(t, smallCase{kind: flow.Merged, blocks: flow.FullLayer, ntp: ntp, icl: 0.5}, AutoPath)
+			cfg.Model.Layers, cfg.Model.Unrestricted = layers, true
+			tr := newTrainer(t, cfg)
+			theta := randomWeights(tr.Len(), 0.4, 6)
+			grad := make([]float64, len(theta))
+			tr.Gradient(grad, theta)
+			var worst float64
+			for i := range theta {
+				orig := theta[i]
+				theta[i] = orig + h
+				up := tr.Loss(theta)
+				theta[i] = orig - h
+				down := tr.Loss(theta)
+				theta[i] = orig
+				worst = max(worst, math.Abs(grad[i]-(up-down)/(2*h)))
+			}
+			if worst > 1e-7 {
+				t.Errorf("L = %d, next-token %v: the gradient is %.3g off central differences", layers, ntp, worst)
+			}
+		}
+	}
+	cfg := smallConfig(t, smallCase{kind: flow.Merged, blocks: flow.ReducedLayer, icl: 0.5}, DirectPath)
+	one := newTrainer(t, cfg)
+	y := randomWeights(one.Len(), 0.5, 7) // v (2), U (2 × 3 × 3)
+	m := cfg.Model
+	m.Layer, m.Unrestricted = flow.FullLayer, true
+	theta := make([]float64, m.Len())
+	d1 := m.D + 1
+	for hd := 0; hd < m.H; hd++ {
+		v, kq := transformerWeights(theta, d1, m.H, 0, hd)
+		v[d1*d1-1] = y[hd]
+		for a := 0; a < m.D; a++ {
+			copy(kq[a*d1:a*d1+m.D], y[m.H+hd*m.D*m.D+a*m.D:m.H+hd*m.D*m.D+(a+1)*m.D])
+		}
+	}
+	ut := newTransformerObjective(sampleRaw(newSampler(cfg.Data, cfg.Seed), setTrain, cfg.P), &m, one.shape)
+	if a, b := ut.eval(theta, nil, nil), one.Loss(y); math.Abs(a-b) > 1e-12*b {
+		t.Errorf("one unrestricted layer in the reduced form: loss %.15g, the reduced layer's %.15g", a, b)
+	}
+}

@@ -139,7 +139,7 @@ func (c *Config) resolvePath() Path {
 	if c.Path != AutoPath {
 		return c.Path
 	}
-	if c.Model.Depth() > 1 {
+	if c.Model.Depth() > 1 || c.Model.Unrestricted {
 		return DirectPath
 	}
 	if c.Model.Attention == Linear && c.Batch == 0 && c.features() <= MaxMomentFeatures {
@@ -155,7 +155,7 @@ func (c *Config) features() int {
 }
 
 func (t *Trainer) checkPath() error {
-	if t.cfg.Model.Depth() > 1 && t.path != DirectPath {
+	if (t.cfg.Model.Depth() > 1 || t.cfg.Model.Unrestricted) && t.path != DirectPath {
 		return fmt.Errorf("train: a stack of %d layers is evaluated token by token (DirectPath), not by the %v path", t.cfg.Model.Depth(), t.path)
 	}
 	if t.path != MomentsPath {
@@ -174,6 +174,8 @@ func (t *Trainer) checkPath() error {
 func (t *Trainer) objective(smp *sampler, set seqSet, n int) objective {
 	m := &t.cfg.Model
 	switch {
+	case m.Unrestricted:
+		return newTransformerObjective(sampleRaw(smp, set, n), m, t.shape)
 	case m.Depth() > 1:
 		return newStackObjective(sampleRaw(smp, set, n), m, t.shape)
 	case t.path == MomentsPath:

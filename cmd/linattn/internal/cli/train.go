@@ -49,11 +49,17 @@ func runTrain(e *env, job *spec.Job) error {
 			levels = append(levels, flow.Transition{M: tn.M, Level: tn.Level})
 		}
 	}
+	theta0 := job.Y0
+	if cfg.Model.Unrestricted { // its own start; job.Y0 is the flow's beside it
+		if theta0, err = cfg.Model.InitUnrestricted(sp.WInit, sp.Seed); err != nil {
+			return err
+		}
+	}
 	var res *flow.Trajectory
 	if sp.GD {
-		res, err = trainGD(e, job, tr, levels)
+		res, err = trainGD(e, job, tr, theta0, levels)
 	} else {
-		res, err = trainFlow(e, job, tr, levels)
+		res, err = trainFlow(e, job, tr, theta0, levels)
 	}
 	if res == nil || len(res.Times) == 0 {
 		return err
@@ -62,7 +68,7 @@ func runTrain(e *env, job *spec.Job) error {
 }
 
 // trainGD runs gradient descent sampled on the output grid.
-func trainGD(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transition) (*flow.Trajectory, error) {
+func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64, levels []flow.Transition) (*flow.Trajectory, error) {
 	sp := job.Spec
 	gs := train.GDSettings{LR: sp.LR, Steps: sp.Steps, Samples: sp.Samples, Grid: spec.GridByName(sp.Grid),
 		KeepBytes: spec.DenseBudget(), Levels: levels, Observer: func(k int, loss float64) error {
@@ -74,13 +80,13 @@ func trainGD(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transition)
 			}
 			return nil
 		}}
-	return tr.GD(e.ctx, job.Y0, gs)
+	return tr.GD(e.ctx, theta0, gs)
 }
 
 // trainFlow integrates the gradient flow of the training loss to
 // t = 2ητ·steps, sampled on the output grid as run samples the population
 // flow.
-func trainFlow(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transition) (*flow.Trajectory, error) {
+func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64, levels []flow.Transition) (*flow.Trajectory, error) {
 	sp := job.Spec
 	T := tr.Time(sp.LR, sp.Steps)
 	fs := train.FlowSettings{T: T, Samples: sp.Samples, Grid: spec.GridByName(sp.Grid), DenseBytes: spec.DenseBudget(),
@@ -91,7 +97,7 @@ func trainFlow(e *env, job *spec.Job, tr *train.Trainer, levels []flow.Transitio
 			}
 			return nil
 		}}
-	return tr.Flow(e.ctx, job.Y0, fs)
+	return tr.Flow(e.ctx, theta0, fs)
 }
 
 // comparison is the population flow from the same initial state at the
@@ -205,9 +211,14 @@ func compareTable(s *flow.System, observed []float64, trans []flow.Transition, c
 // test losses, and the comparison.
 func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [3][]float64, c comparison, table []float64) []export.Array {
 	s, sp, ns := job.System, job.Spec, len(res.Times)
-	arrays := flow.RunArrays(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
-		Transitions: res.Transitions, Plateaus: c.plateaus, TestIWL: test[1]})
-	arrays = append(arrays, spec.ClosedFormArrays(s, res.Times, res.States)...)
+	var arrays []export.Array
+	if tr.Config().Model.Unrestricted {
+		arrays = transformerArrays(job, tr, res, c)
+	} else {
+		arrays = flow.RunArrays(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
+			Transitions: res.Transitions, Plateaus: c.plateaus, TestIWL: test[1]})
+		arrays = append(arrays, spec.ClosedFormArrays(s, res.Times, res.States)...)
+	}
 	if sp.GD {
 		steps := make([]int64, ns)
 		for i, t := range res.Times {
@@ -231,6 +242,39 @@ func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [3
 		}
 	}
 	return append(arrays, export.Floats(output.Compare, table, len(table)/6, len(output.CompareColumns())))
+}
+
+// transformerArrays are the unrestricted transformer's arrays in place of
+// a flow state's: the times and the loss, its weights W_V and W_KQ
+// (S, L, H, D+1, D+1), their part in the gradient-descent form (gd_form,
+// S × L: train.Model.GDForm), the law, and the drops.
+func transformerArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, c comparison) []export.Array {
+	m := tr.Config().Model
+	ns, n, l, h, d1 := len(res.Times), m.Len(), m.Depth(), m.H, m.D+1
+	wv, wkq := make([]float64, 0, ns*n/2), make([]float64, 0, ns*n/2)
+	form := make([]float64, 0, ns*l)
+	for i := 0; i < ns; i++ {
+		theta := res.States[i*n : (i+1)*n]
+		for k := 0; k < l*h; k++ {
+			wv = append(wv, theta[2*k*d1*d1:(2*k+1)*d1*d1]...)
+			wkq = append(wkq, theta[(2*k+1)*d1*d1:(2*k+2)*d1*d1]...)
+		}
+		form = append(form, m.GDForm(theta)...)
+	}
+	ts := make([]float64, len(res.Transitions))
+	ms := make([]int64, len(res.Transitions))
+	for i, tn := range res.Transitions {
+		ts[i], ms[i] = tn.T, int64(tn.M)
+	}
+	data := job.System.Data.Arrays()
+	data[len(data)-1] = export.Floats(output.Plateaus, c.plateaus, len(c.plateaus))
+	arrays := []export.Array{
+		export.Floats(output.Times, res.Times, ns), export.Floats(output.Loss, res.Loss, ns),
+		export.Floats(output.TransformerValue, wv, ns, l, h, d1, d1), export.Floats(output.TransformerKeyQuery, wkq, ns, l, h, d1, d1),
+		export.Floats(output.GDForm, form, ns, l),
+	}
+	arrays = append(arrays, data...)
+	return append(arrays, export.Floats(output.Transitions, ts, len(ts)), export.Ints(output.TransitionM, ms, len(ms)))
 }
 
 // testLosses evaluates the test sets at every sample (nil without them).
