@@ -9,8 +9,8 @@
 // (2015) 14), and 4×16 blocks by the same kernel with AVX-512 registers
 // where the processor has them (golang.org/x/sys/cpu tells, including the
 // operating system's support); the rows and columns left over, other
-// processors and builds with -tags purego use plain loops with 2×4 register
-// blocks. Each element of C is a sum over the
+// processors and builds with -tags purego use the portable kernel, plain
+// Go with 3×2 register blocks (portable.go). Each element of C is a sum over the
 // inner index in increasing order; inside the kernel's blocks the products
 // are added with fused multiply–adds, at the edges (the last m mod 4 rows
 // and n mod 8 columns) and on other processors without, so the last bits
@@ -106,71 +106,16 @@ func mulTARows(ks kernels, i0, i1, m, n, k int, a, b, c []float64) {
 	}
 	rows, ar, cr := i1-i0, a[i0:], c[i0*n:]
 	m4, n8 := ks.blocks(rows, n, k, ar, 1, m, b, cr, kernelT4x16, kernelT4x8)
-	loopsTA(0, m4, n8, n, k, ar, m, b, n, cr, n)
-	loopsTA(m4, rows, 0, n, k, ar, m, b, n, cr, n)
+	// The right edge (columns n8..n of rows 0..m4) and the bottom rows.
+	if n8 < n {
+		loopsTA(m4, n-n8, k, ar, m, b[n8:], n, cr[n8:], n)
+	}
+	if m4 < rows {
+		loopsTA(rows-m4, n, k, ar[m4:], m, b, n, cr[m4*n:], n)
+	}
 }
 
 // RowBlock is the number of rows of c the kernels compute together: Mul
 // on the rows i0 … i1−1 of a and c (a[i0·k:], c[i0·n:]) and MulTARows
 // set them as the whole product does where i0 is a multiple of it.
 const RowBlock = 4
-
-// loopsTA sets rows i0..i1, columns j0..j1 of c = aᵀ·b (a is k×lda).
-func loopsTA(i0, i1, j0, j1, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	for i := i0; i < i1; i++ {
-		for j := j0; j < j1; j++ {
-			var sum float64
-			for l := 0; l < k; l++ {
-				sum += a[l*lda+i] * b[l*ldb+j]
-			}
-			c[i*ldc+j] = sum
-		}
-	}
-}
-
-// loops sets the m×n block c = a·b with leading dimensions lda, ldb, ldc,
-// two rows and four columns at a time.
-func loops(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		a0, a1 := a[i*lda:i*lda+k], a[(i+1)*lda:(i+1)*lda+k]
-		c0, c1 := c[i*ldc:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n]
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			var s00, s01, s02, s03, s10, s11, s12, s13 float64
-			for l, x0 := range a0 {
-				x1 := a1[l]
-				bl := b[l*ldb+j : l*ldb+j+4 : l*ldb+j+4]
-				b0, b1, b2, b3 := bl[0], bl[1], bl[2], bl[3]
-				s00 += x0 * b0
-				s01 += x0 * b1
-				s02 += x0 * b2
-				s03 += x0 * b3
-				s10 += x1 * b0
-				s11 += x1 * b1
-				s12 += x1 * b2
-				s13 += x1 * b3
-			}
-			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
-			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
-		}
-		for ; j < n; j++ {
-			var s0, s1 float64
-			for l, x0 := range a0 {
-				s0 += x0 * b[l*ldb+j]
-				s1 += a1[l] * b[l*ldb+j]
-			}
-			c0[j], c1[j] = s0, s1
-		}
-	}
-	for ; i < m; i++ {
-		ai, ci := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
-		for j := range ci {
-			var sum float64
-			for l, x := range ai {
-				sum += x * b[l*ldb+j]
-			}
-			ci[j] = sum
-		}
-	}
-}

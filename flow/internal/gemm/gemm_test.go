@@ -130,6 +130,55 @@ func mulExactOnIntegers(t *testing.T, ks kernels) {
 	}
 }
 
+// TestLoopsSameBitsAsNaive: the portable kernel sums each element's terms
+// in increasing order from zero, as the textbook loop does, so its blocks
+// (3×2, their edges, single rows) change no bit: on Gaussian (inexact)
+// values loops and loopsTA equal naive exactly, at every shape, and at a
+// leading dimension wider than the block.
+func TestLoopsSameBitsAsNaive(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, sh := range shapes {
+		m, n, k := sh[0], sh[1], sh[2]
+		a, b := fill(rng, m*k, false), fill(rng, k*n, false)
+		want := naive(m, n, k, a, b)
+		at := make([]float64, k*m)
+		for i := 0; i < m; i++ {
+			for l := 0; l < k; l++ {
+				at[l*m+i] = a[i*k+l]
+			}
+		}
+		// c inside a wider matrix (leading dimension n+3), its margins
+		// untouched.
+		ldc := n + 3
+		for _, transA := range []bool{false, true} {
+			c := make([]float64, m*ldc)
+			for i := range c {
+				c[i] = math.NaN()
+			}
+			if transA {
+				loopsTA(m, n, k, at, m, b, n, c, ldc)
+			} else {
+				loops(m, n, k, a, k, b, n, c, ldc)
+			}
+			for i := 0; i < m; i++ {
+				for j := 0; j < ldc; j++ {
+					got := c[i*ldc+j]
+					if j >= n {
+						if !math.IsNaN(got) {
+							t.Fatalf("transA %v, %d×%d×%d: wrote c[%d][%d] outside the block", transA, m, n, k, i, j)
+						}
+						continue
+					}
+					if math.Float64bits(got) != math.Float64bits(want[i*n+j]) {
+						t.Fatalf("transA %v, %d×%d×%d: c[%d][%d] = %v, naive %v", transA, m, n, k, i, j, got, want[i*n+j])
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestMulMatchesGonum(t *testing.T) {
 	t.Parallel()
 	// On Gaussian entries the result agrees with gonum's Dgemm to a few
@@ -196,6 +245,13 @@ func BenchmarkMul(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				loops(n, n, n, a, n, bb, n, c, n)
+			}
+			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
+		})
+		b.Run(fmt.Sprintf("n=%d/loopsTA", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				loopsTA(n, n, n, a, n, bb, n, c, n)
 			}
 			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
 		})
