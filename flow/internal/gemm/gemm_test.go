@@ -99,6 +99,41 @@ func TestKernel16SameBits(t *testing.T) {
 	}
 }
 
+// TestKernelsAreFMAChains: every element of a kernel's block is the chain
+// of fused multiply–adds s ← fma(a_il, b_lj, s), l increasing from s = 0
+// (math.FMA rounds once, as VFMADD231PD and FMLA do), so the AVX2,
+// AVX-512 and NEON kernels give the same bits: on Gaussian (inexact)
+// values, the rows and columns the kernels cover (m4 = m − m mod 4,
+// n8 = n − n mod 8) equal the chain exactly.
+func TestKernelsAreFMAChains(t *testing.T) {
+	t.Parallel()
+	if !detected.k8 {
+		t.Skip("skipped: no assembly kernel on this processor or in this build (purego)")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, ks := range kernelConfigs[:2] {
+		for _, sh := range append(shapes, [3]int{32, 48, 17}, [3]int{8, 16, 100}) {
+			m, n, k := sh[0], sh[1], sh[2]
+			a, b := fill(rng, m*k, false), fill(rng, k*n, false)
+			c, cTA := make([]float64, m*n), make([]float64, m*n)
+			mul(ks, m, n, k, a, b, c)
+			mulTA(ks, m, n, k, a, b, cTA) // a read as k×m
+			for i := 0; i < m-m%4; i++ {
+				for j := 0; j < n-n%8; j++ {
+					var s, sTA float64
+					for l := 0; l < k; l++ {
+						s = math.FMA(a[i*k+l], b[l*n+j], s)
+						sTA = math.FMA(a[l*m+i], b[l*n+j], sTA)
+					}
+					if math.Float64bits(c[i*n+j]) != math.Float64bits(s) || math.Float64bits(cTA[i*n+j]) != math.Float64bits(sTA) {
+						t.Fatalf("kernels %+v, %d×%d×%d: c[%d][%d] = %v, %v (aᵀ), the chain %v, %v", ks, m, n, k, i, j, c[i*n+j], cTA[i*n+j], s, sTA)
+					}
+				}
+			}
+		}
+	}
+}
+
 func mulExactOnIntegers(t *testing.T, ks kernels) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, transA := range []bool{false, true} {
