@@ -53,8 +53,9 @@ var shapes = func() [][3]int {
 }()
 
 // kernelConfigs are the kernels a test runs with: those the processor has
-// (AVX-512 and AVX2), AVX2 alone, and none.
-var kernelConfigs = []kernels{detected, {k8: detected.k8}, {}}
+// (AVX-512 and AVX2, or NEON), the AVX2 path (6×8 and 4×8 blocks), the 4×8
+// blocks alone, and none.
+var kernelConfigs = []kernels{detected, {k8: detected.k8, k6: detected.k6}, {k8: detected.k8}, {}}
 
 func TestMulExactOnIntegers(t *testing.T) {
 	// Products and sums of small integers are exact in floating point, so
@@ -89,7 +90,7 @@ func TestKernel16SameBits(t *testing.T) {
 				f = mulTA
 			}
 			f(detected, m, n, k, a, b, c16)
-			f(kernels{k8: true}, m, n, k, a, b, c8)
+			f(kernels{k8: true, k6: true}, m, n, k, a, b, c8)
 			for i := range c16 {
 				if math.Float64bits(c16[i]) != math.Float64bits(c8[i]) {
 					t.Fatalf("transA %v, %d×%d×%d: c[%d] = %v with AVX-512, %v with AVX2", transA, m, n, k, i, c16[i], c8[i])
@@ -111,7 +112,7 @@ func TestKernelsAreFMAChains(t *testing.T) {
 		t.Skip("skipped: no assembly kernel on this processor or in this build (purego)")
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, ks := range kernelConfigs[:2] {
+	for _, ks := range kernelConfigs[:3] {
 		for _, sh := range append(shapes, [3]int{32, 48, 17}, [3]int{8, 16, 100}) {
 			m, n, k := sh[0], sh[1], sh[2]
 			a, b := fill(rng, m*k, false), fill(rng, k*n, false)

@@ -28,3 +28,11 @@ func kernel4x16(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc
 func kernelT4x16(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
 	panic("gemm: no 4×16 kernel on arm64")
 }
+
+func kernel6x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	panic("gemm: no 6×8 kernel on arm64")
+}
+
+func kernelT6x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int) {
+	panic("gemm: no 6×8 kernel on arm64")
+}
