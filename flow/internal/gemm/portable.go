@@ -21,14 +21,20 @@ package gemm
 
 // loops sets the m×n block c = a·b with leading dimensions lda, ldb, ldc.
 func loops(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	i := 0
-	for ; i+3 <= m; i += 3 {
+	if m < 3 || n < 2 {
+		for i := range m {
+			rowTimes(n, k, a[i*lda:i*lda+k], 1, b, ldb, c[i*ldc:i*ldc+n])
+		}
+		return
+	}
+	for i := 0; i < m; i += 3 {
+		i = min(i, m-3) // the last rows: a block overlapping the one before, which it sets again to the same bits
 		a0 := a[i*lda : i*lda+k]
 		a1 := a[(i+1)*lda : (i+1)*lda+k][:len(a0)]
 		a2 := a[(i+2)*lda : (i+2)*lda+k][:len(a0)]
 		c0, c1, c2 := c[i*ldc:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n], c[(i+2)*ldc:(i+2)*ldc+n]
-		j := 0
-		for ; j+2 <= n; j += 2 {
+		for j := 0; j < n; j += 2 {
+			j = min(j, n-2) // the last column likewise
 			var s00, s01, s10, s11, s20, s21 float64
 			o := j
 			for l, x0 := range a0 {
@@ -47,32 +53,23 @@ func loops(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64,
 			c1[j], c1[j+1] = s10, s11
 			c2[j], c2[j+1] = s20, s21
 		}
-		if j < n {
-			var s0, s1, s2 float64
-			o := j
-			for l, x0 := range a0 {
-				bl := b[o]
-				o += ldb
-				s0 += x0 * bl
-				s1 += a1[l] * bl
-				s2 += a2[l] * bl
-			}
-			c0[j], c1[j], c2[j] = s0, s1, s2
-		}
-	}
-	for ; i < m; i++ {
-		rowTimes(n, k, a[i*lda:i*lda+k], 1, b, ldb, c[i*ldc:i*ldc+n])
 	}
 }
 
 // loopsTA sets the m×n block c = aᵀ·b, a read as k×m with leading
 // dimension lda (row l of a holds the terms l of the m rows of c).
 func loopsTA(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	i := 0
-	for ; i+3 <= m; i += 3 {
+	if m < 3 || n < 2 {
+		for i := range m {
+			rowTimes(n, k, a[i:], lda, b, ldb, c[i*ldc:i*ldc+n])
+		}
+		return
+	}
+	for i := 0; i < m; i += 3 {
+		i = min(i, m-3) // as in loops
 		c0, c1, c2 := c[i*ldc:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n], c[(i+2)*ldc:(i+2)*ldc+n]
-		j := 0
-		for ; j+2 <= n; j += 2 {
+		for j := 0; j < n; j += 2 {
+			j = min(j, n-2)
 			var s00, s01, s10, s11, s20, s21 float64
 			oa, ob := i, j
 			for range k {
@@ -93,23 +90,6 @@ func loopsTA(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float6
 			c1[j], c1[j+1] = s10, s11
 			c2[j], c2[j+1] = s20, s21
 		}
-		if j < n {
-			var s0, s1, s2 float64
-			oa, ob := i, j
-			for range k {
-				al := a[oa : oa+3 : oa+3]
-				bl := b[ob]
-				oa += lda
-				ob += ldb
-				s0 += al[0] * bl
-				s1 += al[1] * bl
-				s2 += al[2] * bl
-			}
-			c0[j], c1[j], c2[j] = s0, s1, s2
-		}
-	}
-	for ; i < m; i++ {
-		rowTimes(n, k, a[i:], lda, b, ldb, c[i*ldc:i*ldc+n])
 	}
 }
 
