@@ -7,10 +7,11 @@
 // (2015) 14), each keeping a block of C in registers and adding one rank-1
 // update per term of the sum:
 //
-//   - amd64 with AVX2 and FMA: 4×8 blocks in eight YMM registers, and 4×16
-//     blocks in eight ZMM registers where the processor has AVX-512F
+//   - amd64 with AVX2 and FMA: 6×8 and 4×8 blocks in twelve and eight YMM
+//     registers, or, where the processor has AVX-512F, 4×16 blocks in
+//     eight ZMM registers and 4×8 ones in the columns left
 //     (golang.org/x/sys/cpu tells, including the operating system's
-//     support; GODEBUG=cpu.avx512f=off turns the 4×16 blocks off, and
+//     support; GODEBUG=cpu.avx512f=off turns AVX-512 off, and
 //     GODEBUG=cpu.avx2=off both);
 //   - arm64: 4×8 blocks in sixteen NEON registers;
 //   - everywhere else, for the rows and columns the blocks leave over
