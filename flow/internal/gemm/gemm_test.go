@@ -262,35 +262,39 @@ func TestMulEdges(t *testing.T) {
 	Mul(2, 2, 2, make([]float64, 4), make([]float64, 4), make([]float64, 3))
 }
 
-// BenchmarkMul measures square products of the flow's sizes (H = D):
-// 2n³ flops each.
+// BenchmarkMul measures square products of the flow's sizes (H = D),
+// 2n³ flops each, a·b (mul) and aᵀ·b (mulTA), with each kernel this
+// processor has: AVX-512 (4×16 blocks), AVX2 (6×8), AVX2 4×8 blocks alone,
+// NEON (arm64's 4×8), and the portable kernel. On a shared machine the
+// best of several runs is the kernel's speed:
 //
-//	go test ./flow/internal/gemm -bench Mul
+//	go test ./flow/internal/gemm -run XXX -bench Mul -count 10
 func BenchmarkMul(b *testing.B) {
+	configs := []struct {
+		name string
+		ks   kernels
+	}{{"avx512", kernels{k8: true, k16: true}}, {"avx2", kernels{k8: true, k6: true}}, {"4x8", kernels{k8: true}}, {"portable", kernels{}}}
 	for _, n := range []int{16, 32, 64, 128} {
 		rng := rand.New(rand.NewPCG(5, 6))
 		a, bb, c := fill(rng, n*n, false), fill(rng, n*n, false), make([]float64, n*n)
-		b.Run(fmt.Sprintf("n=%d/gemm", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				Mul(n, n, n, a, bb, c)
+		for _, cf := range configs {
+			if cf.ks.k16 && !detected.k16 || cf.ks.k6 && !detected.k6 || cf.ks.k8 && !detected.k8 {
+				continue // a kernel this processor or build lacks
 			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
-		})
-		b.Run(fmt.Sprintf("n=%d/loops", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				loops(n, n, n, a, n, bb, n, c, n)
+			for _, transA := range []bool{false, true} {
+				f, name := mul, "mul"
+				if transA {
+					f, name = mulTA, "mulTA"
+				}
+				b.Run(fmt.Sprintf("n=%d/%s/%s", n, cf.name, name), func(b *testing.B) {
+					b.ReportAllocs()
+					for i := 0; i < b.N; i++ {
+						f(cf.ks, n, n, n, a, bb, c)
+					}
+					b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
+				})
 			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
-		})
-		b.Run(fmt.Sprintf("n=%d/loopsTA", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				loopsTA(n, n, n, a, n, bb, n, c, n)
-			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
-		})
+		}
 	}
 }
 

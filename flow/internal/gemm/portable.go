@@ -12,7 +12,7 @@ package gemm
 // core of a 2-core AMD EPYC (Zen 5, virtualized), 32×32 products run at
 // 9.4 GFlops (a·b) and 8.5 (aᵀ·b), where the 2×4 blocks of before ran at
 // 7.2 and one sum at a time (aᵀ·b before) at 1.8 (the best of 200
-// timings; BenchmarkMul's loops and loopsTA). The offsets into a and b
+// timings of a few products; BenchmarkMul). The offsets into a and b
 // advance by their strides rather than being multiplied out, which leaves
 // one bounds check per term and operand; the last rows and column are a
 // block overlapping the one before.
