@@ -2,10 +2,10 @@
 
 package gemm
 
-// detected: the 4×8 blocks with NEON (Advanced SIMD, part of every arm64
-// processor: the architecture requires it, so nothing is tested); no
-// 4×16 blocks (NEON's registers hold two float64, and 4×8 blocks already
-// take 24 of its 32).
+// detected: the 4×8 blocks with NEON (Advanced SIMD, which the arm64
+// architecture requires, so it needs no detection); no 4×16 or 6×8
+// blocks (NEON's registers hold two float64, and 4×8 blocks already take
+// 24 of its 32).
 var detected = kernels{k8: true}
 
 // kernel4x8 sets the 4×8 block at c (leading dimension ldc) to the product
