@@ -26,8 +26,17 @@ func ExampleSystem_Run() {
 		fmt.Printf("drop %d at t = %.2f τ\n", d.M, d.T)
 	}
 	fmt.Printf("%v at t = %.1f τ, final loss %.10f, %d samples\n", tr.Status, tr.FinalT, tr.FinalLoss, len(tr.Times))
-	for i := 0; i < len(tr.Times); i += 400 { // the loss curve, every 400th sample
-		fmt.Printf("t = %7.1f τ  loss %.6f\n", tr.Times[i], tr.Loss[i])
+	// The loss curve at round times, from the run's continuous extension
+	// (the output grid's own times follow the drops, and move with the
+	// last bits of the processor's arithmetic).
+	times := []float64{0, 2750, 4500, 6250, 15000, 28400}
+	_, loss, err := tr.Sample(times)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, t := range times {
+		fmt.Printf("t = %7.1f τ  loss %.6f\n", t, loss[i])
 	}
 	// Output:
 	// plateau levels [1.000000 0.640580 0.377372 0.209805 0.135995]
@@ -37,11 +46,11 @@ func ExampleSystem_Run() {
 	// drop 4 at t = 28381.38 τ
 	// converged at t = 28504.2 τ, final loss 0.1359959356, 2001 samples
 	// t =     0.0 τ  loss 1.000000
-	// t =  2751.1 τ  loss 0.915766
-	// t =  4571.6 τ  loss 0.640579
-	// t =  6236.7 τ  loss 0.350944
-	// t = 14601.9 τ  loss 0.209805
-	// t = 28504.2 τ  loss 0.135996
+	// t =  2750.0 τ  loss 0.936219
+	// t =  4500.0 τ  loss 0.640579
+	// t =  6250.0 τ  loss 0.302385
+	// t = 15000.0 τ  loss 0.209805
+	// t = 28400.0 τ  loss 0.156259
 }
 
 // The paper's in-context against in-weight experiment (appendix

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linattn/linattn/internal/cputime"
 	"github.com/linattn/linattn/law"
 )
 
@@ -46,11 +47,11 @@ func BenchmarkFullEval(b *testing.B) {
 		dst := make([]float64, len(y))
 		b.Run(fmt.Sprintf("deriv/D=%d", d), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Seconds()
 			for i := 0; i < b.N; i++ {
 				s.DerivEigen(dst, y)
 			}
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
+			b.ReportMetric((cputime.Seconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 			b.ReportMetric(setup, "setup-s")
 			b.ReportMetric(float64(len(y)), "n")
 		})
@@ -58,11 +59,11 @@ func BenchmarkFullEval(b *testing.B) {
 		l.At(y)
 		b.Run(fmt.Sprintf("jvp/D=%d", d), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Seconds()
 			for i := 0; i < b.N; i++ {
 				l.Apply(dst, dy)
 			}
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
+			b.ReportMetric((cputime.Seconds()-cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 		})
 	}
 }
@@ -88,7 +89,7 @@ func BenchmarkFullConverge(b *testing.B) {
 			}
 			var peak uint64
 			stop := peakHeap(&peak)
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Seconds()
 			var tr *Trajectory
 			for i := 0; i < b.N; i++ {
 				if tr, err = s.Run(context.Background(), nil, RunSettings{}); err != nil {
@@ -96,7 +97,7 @@ func BenchmarkFullConverge(b *testing.B) {
 				}
 			}
 			stop()
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+			b.ReportMetric((cputime.Seconds()-cpu0)/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(peak)/1e6, "MB-heap")
 			st := tr.Stats
 			b.ReportMetric(float64(st.Steps), "steps")

@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/linattn/linattn/internal/cputime"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -50,7 +50,7 @@ func BenchmarkPowerLaw(b *testing.B) {
 				var peak uint64
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuSeconds()
+				cpu0 := cputime.Seconds()
 				for i := 0; i < b.N; i++ {
 					stop := peakHeap(&peak)
 					var err error
@@ -60,7 +60,7 @@ func BenchmarkPowerLaw(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu-s/op")
+				b.ReportMetric((cputime.Seconds()-cpu0)/float64(b.N), "cpu-s/op")
 				b.ReportMetric(float64(tr.Stats.FuncEvals), "evals")
 				b.ReportMetric(float64(tr.Stats.Steps), "steps")
 				if tr.dense != nil { // the steps Sample took again
@@ -75,16 +75,6 @@ func BenchmarkPowerLaw(b *testing.B) {
 			})
 		}
 	}
-}
-
-// cpuSeconds is the user and system time of the process so far: on a
-// shared machine less noisy than the wall time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // peakHeap records the largest live heap seen every 10 ms until the

@@ -2,9 +2,9 @@ package law
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/linattn/linattn/internal/cputime"
 )
 
 var benchSink float64
@@ -29,11 +29,11 @@ func BenchmarkMulVec(b *testing.B) {
 		dst := make([]float64, len(cf))
 		b.Run(fmt.Sprintf("operator/D=%d", d), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Seconds()
 			for i := 0; i < b.N; i++ {
 				op.MulVec(dst, cf)
 			}
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e6, "cpu-µs/op")
+			b.ReportMetric((cputime.Seconds()-cpu0)/float64(b.N)*1e6, "cpu-µs/op")
 			benchSink = dst[0]
 		})
 		if d > 16 {
@@ -45,22 +45,12 @@ func BenchmarkMulVec(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("dense/D=%d", d), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Seconds()
 			for i := 0; i < b.N; i++ {
 				mo.MulVec(dst, cf)
 			}
-			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N)*1e6, "cpu-µs/op")
+			b.ReportMetric((cputime.Seconds()-cpu0)/float64(b.N)*1e6, "cpu-µs/op")
 			benchSink = dst[0]
 		})
 	}
-}
-
-// cpuSeconds is the user and system time of the process so far: on a
-// shared machine less noisy than the wall time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }

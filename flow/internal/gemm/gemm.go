@@ -2,25 +2,37 @@
 // right-hand side and Jacobian, C = A·B with A m×k and B k×n, without
 // allocating and without goroutines.
 //
-// On amd64 processors with AVX2 and FMA, 4×8 blocks of C are computed by an
-// assembly kernel that keeps the block in eight vector registers and adds
-// one rank-1 update per term of the sum (the register blocking of BLIS's
+// Three kernels compute the products (the register blocking of BLIS's
 // micro-kernels: F. G. Van Zee and R. A. van de Geijn, BLIS, ACM TOMS 41
-// (2015) 14), and 4×16 blocks by the same kernel with AVX-512 registers
-// where the processor has them (golang.org/x/sys/cpu tells, including the
-// operating system's support); the rows and columns left over, other
-// processors and builds with -tags purego use plain loops with 2×4 register
-// blocks. Each element of C is a sum over the
-// inner index in increasing order; inside the kernel's blocks the products
-// are added with fused multiply–adds, at the edges (the last m mod 4 rows
-// and n mod 8 columns) and on other processors without, so the last bits
-// depend on the element's position and the processor, never on the run:
-// the same product on one machine is bit-identical every time.
+// (2015) 14), each keeping a block of C in registers and adding one rank-1
+// update per term of the sum:
+//
+//   - amd64 with AVX2 and FMA: 6×8 and 4×8 blocks in twelve and eight YMM
+//     registers, or, where the processor has AVX-512F, 4×16 blocks in
+//     eight ZMM registers and 4×8 ones in the columns left
+//     (golang.org/x/sys/cpu tells, including the operating system's
+//     support; GODEBUG=cpu.avx512f=off turns AVX-512 off, and
+//     GODEBUG=cpu.avx2=off both);
+//   - arm64: 4×8 blocks in sixteen NEON registers;
+//   - everywhere else, for the rows and columns the blocks leave over
+//     (the last m mod 4 and n mod 8), and in builds with -tags purego:
+//     the portable kernel, plain Go in 3×2 blocks (portable.go).
+//
+// Each element of C is a sum over the inner index in increasing order,
+// started from zero. The assembly kernels add each term with a fused
+// multiply–add, so their blocks have the same bits on every processor
+// (TestKernelsAreFMAChains); the portable kernel adds a product rounded
+// on its own on amd64, and a fused multiply–add where the compiler fuses
+// (arm64 among others). So the last bits depend on the element's position,
+// the architecture and the build, never on the run: the same product in
+// one build on one machine is bit-identical every time.
 package gemm
 
 // kernels says which assembly kernels a product uses: the 4×8 blocks
-// (AVX2 and FMA) and the 4×16 blocks (AVX-512F, only with the 4×8 ones).
-type kernels struct{ k8, k16 bool }
+// (AVX2 and FMA, or NEON), the 4×16 blocks (AVX-512F, only with the 4×8
+// ones) and, where there are no 4×16 blocks, the 6×8 blocks (AVX2, only
+// with the 4×8 ones).
+type kernels struct{ k8, k16, k6 bool }
 
 // Mul sets c = a·b for row-major a (m×k), b (k×n) and c (m×n). c must not
 // overlap a or b.
@@ -31,7 +43,7 @@ func mul(ks kernels, m, n, k int, a, b, c []float64) {
 	if trivial(m, n, k, a, b, c) {
 		return
 	}
-	m4, n8 := ks.blocks(m, n, k, a, k, k, b, c, kernel4x16, kernel4x8)
+	m4, n8 := ks.blocks(m, n, k, a, k, k, b, c, plain)
 	// The right edge (columns n8..n of rows 0..m4) and the bottom rows.
 	if n8 < n {
 		loops(m4, n-n8, k, a, k, b[n8:], n, c[n8:], n)
@@ -41,16 +53,29 @@ func mul(ks kernels, m, n, k int, a, b, c []float64) {
 	}
 }
 
-// kernelFunc is the signature of the assembly kernels: the 4×8 or 4×16
-// block at c of the product of the block rows at a and columns at b.
+// kernelFunc is the signature of the assembly kernels: the block at c of
+// the product of the block rows at a and columns at b.
 type kernelFunc func(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
+// kernelSet are the kernels of one kind of product, by block.
+type kernelSet struct{ k4x16, k4x8, k6x8 kernelFunc }
+
+var (
+	plain  = kernelSet{kernel4x16, kernel4x8, kernel6x8}    // Mul
+	transA = kernelSet{kernelT4x16, kernelT4x8, kernelT6x8} // MulTA
+)
+
 // blocks computes the blocks of the m×n product c that the kernels
-// cover, with k16 on 4×16 blocks where the processor has AVX-512 and k8 on
-// the 4×8 ones left, and returns the rows m4 and columns n8 covered. Block
-// row i of the left factor starts at a[i·aStep], with leading dimension
-// lda (Mul: aStep = lda = k; MulTA, which reads aᵀ: aStep = 1, lda = m).
-func (ks kernels) blocks(m, n, k int, a []float64, aStep, lda int, b, c []float64, k16, k8 kernelFunc) (m4, n8 int) {
+// cover, the rows m4 = m − m mod 4 and columns n8 = n − n mod 8, and
+// returns m4 and n8. Where the processor has AVX-512 they are 4×16 blocks
+// and 4×8 ones in the columns left; else 6×8 blocks where ks.k6, the first
+// rows (at most eight) in 4×8 blocks so that the 6×8 ones cover a
+// multiple of twelve; else 4×8 blocks. Block row i of the left factor
+// starts at a[i·aStep], with leading dimension lda (Mul: aStep = lda = k;
+// MulTA, which reads aᵀ: aStep = 1, lda = m). Every kernel gives each
+// element the same chain of fused multiply–adds, so the choice of blocks
+// changes no bit.
+func (ks kernels) blocks(m, n, k int, a []float64, aStep, lda int, b, c []float64, kf kernelSet) (m4, n8 int) {
 	if !ks.k8 {
 		return 0, 0
 	}
@@ -59,12 +84,23 @@ func (ks kernels) blocks(m, n, k int, a []float64, aStep, lda int, b, c []float6
 	if ks.k16 {
 		n16 = n - n%16
 	}
-	for i := 0; i < m4; i += 4 {
+	six := m4 // the rows from six on are in 6×8 blocks
+	if ks.k6 && !ks.k16 {
+		six = m4 % 12
+	}
+	for i, rows := 0, 4; i < m4; i += rows {
+		if i >= six {
+			rows = 6
+		}
 		for j := 0; j < n16; j += 16 {
-			k16(k, &a[i*aStep], lda, &b[j], n, &c[i*n+j], n)
+			kf.k4x16(k, &a[i*aStep], lda, &b[j], n, &c[i*n+j], n)
+		}
+		kb := kf.k4x8
+		if rows == 6 {
+			kb = kf.k6x8
 		}
 		for j := n16; j < n8; j += 8 {
-			k8(k, &a[i*aStep], lda, &b[j], n, &c[i*n+j], n)
+			kb(k, &a[i*aStep], lda, &b[j], n, &c[i*n+j], n)
 		}
 	}
 	return m4, n8
@@ -105,72 +141,17 @@ func mulTARows(ks kernels, i0, i1, m, n, k int, a, b, c []float64) {
 		return
 	}
 	rows, ar, cr := i1-i0, a[i0:], c[i0*n:]
-	m4, n8 := ks.blocks(rows, n, k, ar, 1, m, b, cr, kernelT4x16, kernelT4x8)
-	loopsTA(0, m4, n8, n, k, ar, m, b, n, cr, n)
-	loopsTA(m4, rows, 0, n, k, ar, m, b, n, cr, n)
+	m4, n8 := ks.blocks(rows, n, k, ar, 1, m, b, cr, transA)
+	// The right edge (columns n8..n of rows 0..m4) and the bottom rows.
+	if n8 < n {
+		loopsTA(m4, n-n8, k, ar, m, b[n8:], n, cr[n8:], n)
+	}
+	if m4 < rows {
+		loopsTA(rows-m4, n, k, ar[m4:], m, b, n, cr[m4*n:], n)
+	}
 }
 
 // RowBlock is the number of rows of c the kernels compute together: Mul
 // on the rows i0 … i1−1 of a and c (a[i0·k:], c[i0·n:]) and MulTARows
 // set them as the whole product does where i0 is a multiple of it.
 const RowBlock = 4
-
-// loopsTA sets rows i0..i1, columns j0..j1 of c = aᵀ·b (a is k×lda).
-func loopsTA(i0, i1, j0, j1, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	for i := i0; i < i1; i++ {
-		for j := j0; j < j1; j++ {
-			var sum float64
-			for l := 0; l < k; l++ {
-				sum += a[l*lda+i] * b[l*ldb+j]
-			}
-			c[i*ldc+j] = sum
-		}
-	}
-}
-
-// loops sets the m×n block c = a·b with leading dimensions lda, ldb, ldc,
-// two rows and four columns at a time.
-func loops(m, n, k int, a []float64, lda int, b []float64, ldb int, c []float64, ldc int) {
-	i := 0
-	for ; i+2 <= m; i += 2 {
-		a0, a1 := a[i*lda:i*lda+k], a[(i+1)*lda:(i+1)*lda+k]
-		c0, c1 := c[i*ldc:i*ldc+n], c[(i+1)*ldc:(i+1)*ldc+n]
-		j := 0
-		for ; j+4 <= n; j += 4 {
-			var s00, s01, s02, s03, s10, s11, s12, s13 float64
-			for l, x0 := range a0 {
-				x1 := a1[l]
-				bl := b[l*ldb+j : l*ldb+j+4 : l*ldb+j+4]
-				b0, b1, b2, b3 := bl[0], bl[1], bl[2], bl[3]
-				s00 += x0 * b0
-				s01 += x0 * b1
-				s02 += x0 * b2
-				s03 += x0 * b3
-				s10 += x1 * b0
-				s11 += x1 * b1
-				s12 += x1 * b2
-				s13 += x1 * b3
-			}
-			c0[j], c0[j+1], c0[j+2], c0[j+3] = s00, s01, s02, s03
-			c1[j], c1[j+1], c1[j+2], c1[j+3] = s10, s11, s12, s13
-		}
-		for ; j < n; j++ {
-			var s0, s1 float64
-			for l, x0 := range a0 {
-				s0 += x0 * b[l*ldb+j]
-				s1 += a1[l] * b[l*ldb+j]
-			}
-			c0[j], c1[j] = s0, s1
-		}
-	}
-	for ; i < m; i++ {
-		ai, ci := a[i*lda:i*lda+k], c[i*ldc:i*ldc+n]
-		for j := range ci {
-			var sum float64
-			for l, x := range ai {
-				sum += x * b[l*ldb+j]
-			}
-			ci[j] = sum
-		}
-	}
-}

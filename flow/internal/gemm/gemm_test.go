@@ -53,8 +53,9 @@ var shapes = func() [][3]int {
 }()
 
 // kernelConfigs are the kernels a test runs with: those the processor has
-// (AVX-512 and AVX2), AVX2 alone, and none.
-var kernelConfigs = []kernels{detected, {k8: detected.k8}, {}}
+// (AVX-512 and AVX2, or NEON), the AVX2 path (6×8 and 4×8 blocks), the 4×8
+// blocks alone, and none.
+var kernelConfigs = []kernels{detected, {k8: detected.k8, k6: detected.k6}, {k8: detected.k8}, {}}
 
 func TestMulExactOnIntegers(t *testing.T) {
 	// Products and sums of small integers are exact in floating point, so
@@ -89,10 +90,45 @@ func TestKernel16SameBits(t *testing.T) {
 				f = mulTA
 			}
 			f(detected, m, n, k, a, b, c16)
-			f(kernels{k8: true}, m, n, k, a, b, c8)
+			f(kernels{k8: true, k6: true}, m, n, k, a, b, c8)
 			for i := range c16 {
 				if math.Float64bits(c16[i]) != math.Float64bits(c8[i]) {
 					t.Fatalf("transA %v, %d×%d×%d: c[%d] = %v with AVX-512, %v with AVX2", transA, m, n, k, i, c16[i], c8[i])
+				}
+			}
+		}
+	}
+}
+
+// TestKernelsAreFMAChains: every element of a kernel's block is the chain
+// of fused multiply–adds s ← fma(a_il, b_lj, s), l increasing from s = 0
+// (math.FMA rounds once, as VFMADD231PD and FMLA do), so the AVX2,
+// AVX-512 and NEON kernels give the same bits: on Gaussian (inexact)
+// values, the rows and columns the kernels cover (m4 = m − m mod 4,
+// n8 = n − n mod 8) equal the chain exactly.
+func TestKernelsAreFMAChains(t *testing.T) {
+	t.Parallel()
+	if !detected.k8 {
+		t.Skip("skipped: no assembly kernel on this processor or in this build (purego)")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, ks := range kernelConfigs[:3] {
+		for _, sh := range append(shapes, [3]int{32, 48, 17}, [3]int{8, 16, 100}) {
+			m, n, k := sh[0], sh[1], sh[2]
+			a, b := fill(rng, m*k, false), fill(rng, k*n, false)
+			c, cTA := make([]float64, m*n), make([]float64, m*n)
+			mul(ks, m, n, k, a, b, c)
+			mulTA(ks, m, n, k, a, b, cTA) // a read as k×m
+			for i := 0; i < m-m%4; i++ {
+				for j := 0; j < n-n%8; j++ {
+					var s, sTA float64
+					for l := 0; l < k; l++ {
+						s = math.FMA(a[i*k+l], b[l*n+j], s)
+						sTA = math.FMA(a[l*m+i], b[l*n+j], sTA)
+					}
+					if math.Float64bits(c[i*n+j]) != math.Float64bits(s) || math.Float64bits(cTA[i*n+j]) != math.Float64bits(sTA) {
+						t.Fatalf("kernels %+v, %d×%d×%d: c[%d][%d] = %v, %v (aᵀ), the chain %v, %v", ks, m, n, k, i, j, c[i*n+j], cTA[i*n+j], s, sTA)
+					}
 				}
 			}
 		}
@@ -124,6 +160,55 @@ func mulExactOnIntegers(t *testing.T, ks kernels) {
 			for i := range c {
 				if c[i] != want[i] {
 					t.Fatalf("transA %v, %d×%d×%d: c[%d] = %v, want %v", transA, m, n, k, i, c[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestLoopsSameBitsAsNaive: the portable kernel sums each element's terms
+// in increasing order from zero, as the textbook loop does, so its blocks
+// (3×2, their edges, single rows) change no bit: on Gaussian (inexact)
+// values loops and loopsTA equal naive exactly, at every shape, and at a
+// leading dimension wider than the block.
+func TestLoopsSameBitsAsNaive(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, sh := range shapes {
+		m, n, k := sh[0], sh[1], sh[2]
+		a, b := fill(rng, m*k, false), fill(rng, k*n, false)
+		want := naive(m, n, k, a, b)
+		at := make([]float64, k*m)
+		for i := 0; i < m; i++ {
+			for l := 0; l < k; l++ {
+				at[l*m+i] = a[i*k+l]
+			}
+		}
+		// c inside a wider matrix (leading dimension n+3), its margins
+		// untouched.
+		ldc := n + 3
+		for _, transA := range []bool{false, true} {
+			c := make([]float64, m*ldc)
+			for i := range c {
+				c[i] = math.NaN()
+			}
+			if transA {
+				loopsTA(m, n, k, at, m, b, n, c, ldc)
+			} else {
+				loops(m, n, k, a, k, b, n, c, ldc)
+			}
+			for i := 0; i < m; i++ {
+				for j := 0; j < ldc; j++ {
+					got := c[i*ldc+j]
+					if j >= n {
+						if !math.IsNaN(got) {
+							t.Fatalf("transA %v, %d×%d×%d: wrote c[%d][%d] outside the block", transA, m, n, k, i, j)
+						}
+						continue
+					}
+					if math.Float64bits(got) != math.Float64bits(want[i*n+j]) {
+						t.Fatalf("transA %v, %d×%d×%d: c[%d][%d] = %v, naive %v", transA, m, n, k, i, j, got, want[i*n+j])
+					}
 				}
 			}
 		}
@@ -177,28 +262,39 @@ func TestMulEdges(t *testing.T) {
 	Mul(2, 2, 2, make([]float64, 4), make([]float64, 4), make([]float64, 3))
 }
 
-// BenchmarkMul measures square products of the flow's sizes (H = D):
-// 2n³ flops each.
+// BenchmarkMul measures square products of the flow's sizes (H = D),
+// 2n³ flops each, a·b (mul) and aᵀ·b (mulTA), with each kernel this
+// processor has: AVX-512 (4×16 blocks), AVX2 (6×8), AVX2 4×8 blocks alone,
+// NEON (arm64's 4×8), and the portable kernel. On a shared machine the
+// best of several runs is the kernel's speed:
 //
-//	go test ./flow/internal/gemm -bench Mul
+//	go test ./flow/internal/gemm -run XXX -bench Mul -count 10
 func BenchmarkMul(b *testing.B) {
+	configs := []struct {
+		name string
+		ks   kernels
+	}{{"avx512", kernels{k8: true, k16: true}}, {"avx2", kernels{k8: true, k6: true}}, {"4x8", kernels{k8: true}}, {"portable", kernels{}}}
 	for _, n := range []int{16, 32, 64, 128} {
 		rng := rand.New(rand.NewPCG(5, 6))
 		a, bb, c := fill(rng, n*n, false), fill(rng, n*n, false), make([]float64, n*n)
-		b.Run(fmt.Sprintf("n=%d/gemm", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				Mul(n, n, n, a, bb, c)
+		for _, cf := range configs {
+			if cf.ks.k16 && !detected.k16 || cf.ks.k6 && !detected.k6 || cf.ks.k8 && !detected.k8 {
+				continue // a kernel this processor or build lacks
 			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
-		})
-		b.Run(fmt.Sprintf("n=%d/loops", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				loops(n, n, n, a, n, bb, n, c, n)
+			for _, transA := range []bool{false, true} {
+				f, name := mul, "mul"
+				if transA {
+					f, name = mulTA, "mulTA"
+				}
+				b.Run(fmt.Sprintf("n=%d/%s/%s", n, cf.name, name), func(b *testing.B) {
+					b.ReportAllocs()
+					for i := 0; i < b.N; i++ {
+						f(cf.ks, n, n, n, a, bb, c)
+					}
+					b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
+				})
 			}
-			b.ReportMetric(2*float64(n*n*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFlops")
-		})
+		}
 	}
 }
 

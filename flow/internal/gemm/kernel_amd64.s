@@ -205,3 +205,87 @@ loopT16:
 	STORE_BLOCK16
 	VZEROUPPER
 	RET
+
+// The 6×8 block of C in Y0..Y11, two registers per row (AVX2: twelve
+// sums in flight hide the latency of the fused multiply–adds, four or
+// five cycles at two a cycle, where the eight of the 4×8 block fall
+// short; BLIS's Haswell kernel is 6×8 for this reason).
+#define ZERO_BLOCK6 \
+	ZERO_BLOCK            \
+	VXORPD Y8, Y8, Y8     \
+	VXORPD Y9, Y9, Y9     \
+	VXORPD Y10, Y10, Y10  \
+	VXORPD Y11, Y11, Y11
+
+#define STORE_BLOCK6 \
+	STORE_BLOCK         \
+	ADDQ    R10, DX     \
+	VMOVUPD Y8, (DX)    \
+	VMOVUPD Y9, 32(DX)  \
+	ADDQ    R10, DX     \
+	VMOVUPD Y10, (DX)   \
+	VMOVUPD Y11, 32(DX)
+
+// FMA_ROW6(src, bc, lo, hi) broadcasts a[i][l] from src into bc and adds
+// its products with row l of the B panel (Y12, Y13) into the row's
+// registers lo, hi.
+#define FMA_ROW6(src, bc, lo, hi) \
+	VBROADCASTSD src, bc      \
+	VFMADD231PD  Y12, bc, lo  \
+	VFMADD231PD  Y13, bc, hi
+
+// func kernel6x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+//
+// kernel4x8 for a 6×8 block: the same fused multiply–add per element, in
+// the same order, so the same bits. SI walks along rows 0..2 of the A
+// panel (rows 1 and 2 at SI + lda, SI + 2·lda), R11 along rows 3..5.
+TEXT ·kernel6x8(SB), NOSPLIT, $0-56
+	LOAD_ARGS
+	LEAQ (SI)(R8*2), R11
+	ADDQ R8, R11
+	ZERO_BLOCK6
+
+loop6:
+	VMOVUPD (DI), Y12
+	VMOVUPD 32(DI), Y13
+	FMA_ROW6((SI), Y14, Y0, Y1)
+	FMA_ROW6((SI)(R8*1), Y15, Y2, Y3)
+	FMA_ROW6((SI)(R8*2), Y14, Y4, Y5)
+	FMA_ROW6((R11), Y15, Y6, Y7)
+	FMA_ROW6((R11)(R8*1), Y14, Y8, Y9)
+	FMA_ROW6((R11)(R8*2), Y15, Y10, Y11)
+	ADDQ    $8, SI
+	ADDQ    $8, R11
+	ADDQ    R9, DI
+	DECQ    CX
+	JNZ     loop6
+
+	STORE_BLOCK6
+	VZEROUPPER
+	RET
+
+// func kernelT6x8(k int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+//
+// kernel6x8 with A transposed: term l broadcasts the six consecutive
+// values a[l][0..5] of row l of the k×m matrix at a.
+TEXT ·kernelT6x8(SB), NOSPLIT, $0-56
+	LOAD_ARGS
+	ZERO_BLOCK6
+
+loopT6:
+	VMOVUPD (DI), Y12
+	VMOVUPD 32(DI), Y13
+	FMA_ROW6((SI), Y14, Y0, Y1)
+	FMA_ROW6(8(SI), Y15, Y2, Y3)
+	FMA_ROW6(16(SI), Y14, Y4, Y5)
+	FMA_ROW6(24(SI), Y15, Y6, Y7)
+	FMA_ROW6(32(SI), Y14, Y8, Y9)
+	FMA_ROW6(40(SI), Y15, Y10, Y11)
+	ADDQ    R8, SI
+	ADDQ    R9, DI
+	DECQ    CX
+	JNZ     loopT6
+
+	STORE_BLOCK6
+	VZEROUPPER
+	RET
