@@ -45,7 +45,7 @@ func TaskDiversityRaventos(runs []string, fresh string, mc ReferenceMC) (*Figure
 	if mc.Samples < 2 || mc.MinSamples < 2 {
 		return nil, fmt.Errorf("figures: ReferenceMC samples %d, %d: must be ≥ 2", mc.Samples, mc.MinSamples)
 	}
-	rs, err := openTaskRuns(runs)
+	rs, err := openTaskRuns(runs, "labelkey")
 	if err != nil {
 		return nil, err
 	}
@@ -156,18 +156,14 @@ func raventosPanel(rs []*taskRun, ref theory.Estimate, dm []theory.Estimate, lim
 	ex := Points{Label: "exact flow, e_ICL (fresh task)", Color: okabeIto[1]}
 	idg := Points{Label: "exact flow, e_IDG (a training task)", Color: okabeIto[0], Open: true}
 	dmp := Points{Label: "dMMSE of the K tasks", Color: okabeIto[3], Square: true}
-	var ticks []Tick
 	for i, r := range rs {
 		x := float64(r.k)
 		ex.X, ex.Y = append(ex.X, x), append(ex.Y, r.finICL)
 		idg.X, idg.Y = append(idg.X, x), append(idg.Y, r.finID)
 		dmp.X, dmp.Y = append(dmp.X, x), append(dmp.Y, dm[i].Mean)
 		dmp.Lo, dmp.Hi = append(dmp.Lo, dm[i].Mean-2*dm[i].StdErr), append(dmp.Hi, dm[i].Mean+2*dm[i].StdErr)
-		if e := int(math.Round(math.Log2(x))); 1<<e == r.k && e%4 == 0 {
-			ticks = append(ticks, Tick{Value: x, Label: fmt.Sprintf("2^%d", e)})
-		}
 	}
-	p.XTicks = ticks
+	p.XTicks = powerTicks(rs)
 	p.Points = []Points{ex, idg, dmp}
 	lo, hi := dataRange(true, ex.X)
 	p.Bands = []Band{{X: []float64{lo, hi}, Lo: []float64{ref.Mean - 2*ref.StdErr, ref.Mean - 2*ref.StdErr},

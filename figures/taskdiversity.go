@@ -23,13 +23,13 @@ type taskRun struct {
 	finICL, finID float64
 }
 
-// openTaskRuns opens the outputs at paths as runs of the label-key layer
-// on a white Λ with every training sequence labeled by one of K fixed
+// openTaskRuns opens the outputs at paths as runs of the layer (labelkey:
+// Lu et al.'s; reduced: a stack's) on a white Λ with every training sequence labeled by one of K fixed
 // tasks (linattn run -layer labelkey -icl 0 -tasks K), all of one D and
 // one label noise: the problem of Lu et al.'s theory.
-func openTaskRuns(paths []string) ([]*taskRun, error) {
+func openTaskRuns(paths []string, layer string) ([]*taskRun, error) {
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("no runs: want outputs of linattn run -layer labelkey -icl 0 -tasks K")
+		return nil, fmt.Errorf("no runs: want outputs of linattn run -layer %s -icl 0 -tasks K", layer)
 	}
 	var runs []*taskRun
 	for _, path := range paths {
@@ -37,9 +37,9 @@ func openTaskRuns(paths []string) ([]*taskRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.kind != "run" || f.trained || f.spec.Layer != "labelkey" || !f.spec.Given("icl") || f.spec.ICL != 0 ||
+		if f.kind != "run" || f.trained || f.spec.Layer != layer || !f.spec.Given("icl") || f.spec.ICL != 0 ||
 			!f.Has(output.TestICL) || !f.Has(output.TestIDG) {
-			return nil, fmt.Errorf("%s: want the output of linattn run -layer labelkey -icl 0 -tasks K", path)
+			return nil, fmt.Errorf("%s: want the output of linattn run -layer %s -icl 0 -tasks K", path, layer)
 		}
 		r := &taskRun{path: path, d: f.spec.D, n: f.spec.N, k: f.spec.Tasks, seed: f.spec.DataSeed, noise: f.spec.Noise}
 		lam, _, err := f.Floats(output.Eigvals, r.d)
@@ -104,7 +104,7 @@ func (r *taskRun) kappa() float64 { return float64(r.k) / float64(r.d) }
 // g_task(t) of the first draw at the κ nearest 0.2, 1 and 5 (below, near
 // and above the threshold κ = 1 of α → ∞), each with its limit dashed.
 func TaskDiversity(paths []string) (*Figure, error) {
-	runs, err := openTaskRuns(paths)
+	runs, err := openTaskRuns(paths, "labelkey")
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,9 @@ package theory
 import (
 	"fmt"
 	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // The isotropic reduction of deep linear attention (Bordelon, Letey,
@@ -187,4 +190,86 @@ func polyScale(p []float64, c float64) []float64 {
 		out[i] = c * a
 	}
 	return out
+}
+
+// StepsLoss returns the limit loss of L steps of gradient descent with a
+// step of its own per layer, A_ℓ = η_ℓD·I (the untied stack's isotropic
+// critical points: Ahn et al., Theorem 3): with p(s) = Π_ℓ (1 − η_ℓ s),
+// ∫ p² dμ_q + σ² q ∫ (1 − p)²/s dμ_q + σ², each a polynomial in s.
+func (p IsotropicGD) StepsLoss(etas []float64) (float64, error) {
+	if err := p.check(); err != nil {
+		return 0, err
+	}
+	if len(etas) != p.Layers {
+		return 0, fmt.Errorf("theory: %d steps for %d layers", len(etas), p.Layers)
+	}
+	q := 1 / p.Alpha
+	poly := []float64{1}
+	for _, eta := range etas {
+		poly = polyMul(poly, []float64{1, -eta})
+	}
+	rest := polyScale(poly[1:], -1) // (1 − p(s))/s
+	var loss float64
+	for k, c := range polyMul(poly, poly) {
+		loss += c * MarchenkoPasturMoment(k, q)
+	}
+	for k, c := range polyMul(rest, rest) { // (1 − p)²/s = s·((1 − p)/s)²
+		loss += p.Noise * q * c * MarchenkoPasturMoment(k+1, q)
+	}
+	return loss + p.Noise, nil
+}
+
+// OptimumSteps returns the steps η_ℓ of least StepsLoss, in increasing
+// order, and the loss there. The loss is a quadratic in the coefficients
+// c_k of p(s) = 1 + Σ_{k=1}^L c_k s^k: with the moments m_k,
+//
+//	L(c) = m_0 + σ² + 2 Σ_k c_k m_k + Σ_{j,k} c_j c_k (m_{j+k} + qσ² m_{j+k−1}),
+//
+// least at the solution of the L × L Hankel system H c = −m; the steps
+// are the inverses of p's roots, which lie in the law's support (p is the
+// orthogonal polynomial of a positive measure, up to scale).
+func (p IsotropicGD) OptimumSteps() ([]float64, float64, error) {
+	if err := p.check(); err != nil {
+		return nil, 0, err
+	}
+	q, l := 1/p.Alpha, p.Layers
+	h := mat.NewDense(l, l, nil)
+	m := mat.NewVecDense(l, nil)
+	for j := 1; j <= l; j++ {
+		m.SetVec(j-1, MarchenkoPasturMoment(j, q))
+		for k := 1; k <= l; k++ {
+			h.Set(j-1, k-1, MarchenkoPasturMoment(j+k, q)+p.Noise*q*MarchenkoPasturMoment(j+k-1, q))
+		}
+	}
+	var c mat.VecDense
+	if err := c.SolveVec(h, m); err != nil {
+		return nil, 0, fmt.Errorf("theory: the per-layer steps' Hankel system: %w", err)
+	}
+	c.ScaleVec(-1, &c)
+	loss := 1 + p.Noise + mat.Dot(&c, m)
+	// The roots of p: the eigenvalues of its companion matrix.
+	comp := mat.NewDense(l, l, nil)
+	for k := 0; k < l; k++ { // p(s)/c_L = s^L + Σ_{k<L} (c_k/c_L) s^k, c_0 = 1
+		ck := 1.0
+		if k > 0 {
+			ck = c.AtVec(k - 1)
+		}
+		comp.Set(0, l-1-k, -ck/c.AtVec(l-1))
+	}
+	for i := 1; i < l; i++ {
+		comp.Set(i, i-1, 1)
+	}
+	var eig mat.Eigen
+	if !eig.Factorize(comp, mat.EigenNone) {
+		return nil, 0, fmt.Errorf("theory: the roots of the optimal polynomial did not converge")
+	}
+	steps := make([]float64, l)
+	for i, r := range eig.Values(nil) {
+		if math.Abs(imag(r)) > 1e-9*math.Abs(real(r)) || !(real(r) > 0) {
+			return nil, 0, fmt.Errorf("theory: the optimal polynomial has the root %v, not in the support", r)
+		}
+		steps[i] = 1 / real(r)
+	}
+	sort.Float64s(steps)
+	return steps, loss, nil
 }

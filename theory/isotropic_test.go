@@ -60,3 +60,39 @@ func TestIsotropicGDDepth(t *testing.T) {
 		t.Errorf("the loss with noise 0.1 is %g, below the noise", l)
 	}
 }
+
+// TestIsotropicGDSteps: a step per layer does at least as well as one
+// common step (StepsLoss at the common optimum is Optimum's loss), and
+// without noise the best per-layer steps reach 1/Σ_{k=0}^{L} α^k (1/(L+1)
+// at α = 1): observed here for L ≤ 4 and α = 0.5, 1, 4 to 10⁻¹², the
+// loss of the Hankel system's solution checked by StepsLoss at its roots.
+func TestIsotropicGDSteps(t *testing.T) {
+	for _, alpha := range []float64{0.5, 1, 4} {
+		for layers := 1; layers <= 4; layers++ {
+			p := IsotropicGD{Layers: layers, Alpha: alpha}
+			eta, common, _ := p.Optimum()
+			same := make([]float64, layers)
+			for i := range same {
+				same[i] = eta
+			}
+			if l, _ := p.StepsLoss(same); math.Abs(l-common) > 1e-12 {
+				t.Errorf("α = %g, L = %d: StepsLoss at the common step %.15g, Optimum %.15g", alpha, layers, l, common)
+			}
+			steps, best, err := p.OptimumSteps()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum float64
+			for k := 0; k <= layers; k++ {
+				sum += math.Pow(alpha, float64(k))
+			}
+			check, _ := p.StepsLoss(steps)
+			if math.Abs(best-1/sum) > 1e-12 || math.Abs(check-best) > 1e-10 || best > common+1e-15 {
+				t.Errorf("α = %g, L = %d: per-layer steps %v reach %.15g (check %.15g), want 1/Σα^k = %.15g ≤ %.15g", alpha, layers, steps, best, check, 1/sum, common)
+			}
+		}
+	}
+	if _, l, _ := (IsotropicGD{Layers: 3, Alpha: 2, Noise: 0.1}).OptimumSteps(); !(l > 0.1) {
+		t.Errorf("with noise 0.1 the per-layer steps reach %g, below the noise", l)
+	}
+}

@@ -64,7 +64,7 @@ const (
 
 // paperFigures are all the figures linattn figures makes, in the order
 // -h lists them.
-var paperFigures = append(mainFigures[:len(mainFigures):len(mainFigures)], appendixFigures...)
+var paperFigures = append(append(mainFigures[:len(mainFigures):len(mainFigures)], appendixFigures...), depthFigure)
 
 // indexes are the index files of the sweeps under data with the given
 // names.
