@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/theory"
 )
@@ -219,7 +220,7 @@ func depthTasksPanel(tasks, fresh []string, mc ReferenceMC) (*Panel, string, err
 	var ridge theory.Estimate
 	var lo, hi float64
 	for _, l := range sortedKeysInt(keysOf(byDepth)) {
-		rs, err := openTaskRuns(byDepth[l], "reduced")
+		rs, err := openTaskRuns(byDepth[l], flow.ReducedLayer)
 		if err != nil {
 			return nil, "", err
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 
 	"gonum.org/v1/plot/vg"
@@ -194,7 +195,7 @@ func TransientICL(paths []string) (*Figure, error) {
 	if len(ks) > 0 {
 		f := byK[ks[0]][0]
 		fig.Title = "in-context test loss under fixed tasks (exact flow): " +
-			strings.Join(problemParts(f, f.spec.D, f.spec.H, f.spec.R, f.spec.Model == "merged", []string{"icl", "tasks"}), ", ")
+			strings.Join(problemParts(f, f.spec.D, f.spec.H, f.spec.R, f.spec.Model == flow.Merged, []string{"icl", "tasks"}), ", ")
 	}
 	return fig, nil
 }
@@ -249,5 +250,5 @@ func riseSinceDrop(t, y []float64) (xs, ys []float64) {
 
 // iclIWLTitle names the problem of the sweep's runs.
 func iclIWLTitle(f *file) string {
-	return "in-context against in-weight learning, exact flow: " + problemTitle(f, f.spec.D, f.spec.H, f.spec.R, f.spec.Model == "merged")
+	return "in-context against in-weight learning, exact flow: " + problemTitle(f, f.spec.D, f.spec.H, f.spec.R, f.spec.Model == flow.Merged)
 }

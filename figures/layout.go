@@ -122,12 +122,38 @@ func (lay *Layout) placeTitle(title string, dc draw.Canvas) draw.Canvas {
 	}
 	sty := textStyle(titleSize)
 	sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
-	y := dc.Max.Y - 3
+	y := dc.Max.Y - textEdge
 	for _, line := range wrap(sty, title, dc.Max.X-dc.Min.X-edgeLeft-edgeRight) {
 		lay.Title = append(lay.Title, newText("title", line, sty, vg.Point{X: dc.Center().X, Y: y}))
-		y -= titleSize * 1.2
+		y -= titleLead
 	}
 	return draw.Crop(dc, 0, 0, 0, y-titleSize*0.1-dc.Max.Y)
+}
+
+// The title's and caption's lines: their distance from the canvas's edge
+// and from line to line.
+const (
+	textEdge    = vg.Length(3)
+	titleLead   = titleSize * 1.2
+	captionLead = noteSize * 1.25
+)
+
+// titleHeight is the height placeTitle takes on a canvas of width w.
+func titleHeight(title string, w vg.Length) vg.Length {
+	if title == "" {
+		return 0
+	}
+	n := len(wrap(textStyle(titleSize), title, w-edgeLeft-edgeRight))
+	return textEdge + vg.Length(n)*titleLead + titleSize*0.1
+}
+
+// captionHeight is the height placeCaption takes on a canvas of width w.
+func captionHeight(caption string, w vg.Length) vg.Length {
+	if caption == "" {
+		return 0
+	}
+	n := len(wrap(textStyle(noteSize), caption, w-edgeLeft-edgeRight))
+	return textEdge + vg.Length(n)*captionLead
 }
 
 // placeCaption wraps the caption to the width of dc, records its lines at
@@ -139,10 +165,10 @@ func (lay *Layout) placeCaption(caption string, dc draw.Canvas) draw.Canvas {
 	sty := textStyle(noteSize)
 	sty.Color, sty.XAlign, sty.YAlign = captionGray, draw.XCenter, draw.YBottom
 	lines := wrap(sty, caption, dc.Max.X-dc.Min.X-edgeLeft-edgeRight)
-	y := dc.Min.Y + 3
+	y := dc.Min.Y + textEdge
 	for k := len(lines) - 1; k >= 0; k-- {
 		lay.Caption = append(lay.Caption, newText("caption", lines[k], sty, vg.Point{X: dc.Center().X, Y: y}))
-		y += noteSize * 1.25
+		y += captionLead
 	}
 	return draw.Crop(dc, 0, 0, y-dc.Min.Y, 0)
 }

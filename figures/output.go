@@ -52,31 +52,28 @@ func (f *Figure) Write(w io.Writer, format string, size Size) (err error) {
 }
 
 // MinSize is the smallest size at which the figure's texts fit beside its
-// data: MinWidth × MinHeight, or taller where the legends beside the
-// panels of a row need it (their height, and an inch for the row's title,
+// data: MinWidth × MinHeight, or taller where the title and caption
+// (wrapped to MinWidth) and the legends of the panels of a row need it
+// (the tallest beside or inside a frame, and an inch for the row's title,
 // tick labels and axis label) or a legend under the grid does.
 func (f *Figure) MinSize() Size {
 	h := f.MinHeight
-	var need vg.Length
+	need := titleHeight(f.Title, f.MinWidth) + captionHeight(f.Caption, f.MinWidth)
 	for _, row := range f.Grid {
 		var tallest vg.Length
 		for _, p := range row {
 			if p == nil || p.legendEntries() == 0 {
 				continue
 			}
-			switch p.Legend {
-			case Outside:
-				tallest = max(tallest, p.legend().height())
-			case Below:
+			if p.Legend == Below {
 				l := p.legend()
 				l.fit(f.MinWidth - edgeLeft - edgeRight)
 				h += l.height() + legendInset
+				continue
 			}
+			tallest = max(tallest, p.legend().height()+2*legendInset) // beside the frame or in it
 		}
 		need += tallest + vg.Inch
-	}
-	if f.Title != "" {
-		need += 2 * titleSize
 	}
 	return Size{Width: f.MinWidth, Height: max(h, need)}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/theory"
 
@@ -45,7 +46,7 @@ func TaskDiversityRaventos(runs []string, fresh string, mc ReferenceMC) (*Figure
 	if mc.Samples < 2 || mc.MinSamples < 2 {
 		return nil, fmt.Errorf("figures: ReferenceMC samples %d, %d: must be ≥ 2", mc.Samples, mc.MinSamples)
 	}
-	rs, err := openTaskRuns(runs, "labelkey")
+	rs, err := openTaskRuns(runs, flow.LabelKeyLayer)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func freshLimit(path string, r *taskRun) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if f.kind != "run" || f.trained || f.spec.Layer != "labelkey" || !f.spec.InContext() || !f.Has(output.TestICL) ||
+	if f.kind != "run" || f.trained || f.spec.Layer != flow.LabelKeyLayer || !f.spec.InContext() || !f.Has(output.TestICL) ||
 		f.spec.D != r.d || f.spec.N != r.n || f.spec.Noise != r.noise {
 		return 0, fmt.Errorf("%s: want linattn run -layer labelkey -icl 1 on the problem of %s", path, r.path)
 	}

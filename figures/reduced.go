@@ -2,8 +2,9 @@ package figures
 
 import (
 	"fmt"
-	"github.com/linattn/linattn/output"
 	"math"
+
+	"github.com/linattn/linattn/output"
 
 	"gonum.org/v1/plot/vg"
 )

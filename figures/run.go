@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 )
@@ -601,7 +602,7 @@ type titlePart struct{ field, text string }
 // paperTask reports whether a file's run is of the paper's reduced layer
 // on its task (paperLaw).
 func paperTask(f *file) bool {
-	return (f.spec.Layer == "" || f.spec.Layer == "reduced") && paperLaw(f)
+	return f.spec.Layer == flow.ReducedLayer && paperLaw(f)
 }
 
 // paperLaw reports whether a file's run is under the paper's task law,
@@ -623,7 +624,7 @@ func lawParts(f *file) []titlePart {
 		return nil
 	}
 	sp := f.spec
-	layer := map[string]string{"": "reduced layer", "reduced": "reduced layer", "full": "full layer", "labelkey": "label-key layer"}[sp.Layer]
+	layer := map[flow.Layer]string{flow.ReducedLayer: "reduced layer", flow.FullLayer: "full layer", flow.LabelKeyLayer: "label-key layer"}[sp.Layer]
 	parts := []titlePart{{"layer", layer}}
 	if sp.Noise > 0 {
 		parts = append(parts, titlePart{"noise", fmt.Sprintf("σ² = %g", sp.Noise)})

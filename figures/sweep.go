@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 
 	"gonum.org/v1/plot/vg"
@@ -59,7 +60,7 @@ func sweepFigure(f *file, opt Options) (*Figure, error) {
 		return nil, fmt.Errorf("%s: no run of the sweep has output to draw", f.path)
 	}
 	first := sd.runs[0].file
-	parts := problemParts(first, first.spec.D, first.spec.H, first.spec.R, first.spec.Model == "merged", f.idx.Swept)
+	parts := problemParts(first, first.spec.D, first.spec.H, first.spec.R, first.spec.Model == flow.Merged, f.idx.Swept)
 	parts = append(parts, fmt.Sprintf("%d runs", len(f.idx.Rows)))
 	if len(f.idx.Swept) > 0 {
 		parts[len(parts)-1] += " over " + strings.Join(f.idx.Swept, ", ")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 
 	"gonum.org/v1/plot/vg"
@@ -92,7 +93,7 @@ func sweepsPanel(path string, opt Options, fig *Figure) (*Panel, []string, bool,
 	p := sweepLossPanels(sd, opt.XScale != "lin", fig)[0]
 	p.Legend = TopRight
 	first := sd.runs[0].file
-	merged := first.spec.Model == "merged"
+	merged := first.spec.Model == flow.Merged
 	if merged && len(p.HLines) > 2 {
 		p.HLines = []RefLine{p.HLines[0], p.HLines[len(p.HLines)-1]}
 	}
@@ -137,7 +138,7 @@ func sweepExtras(f *file) []string {
 		out = append(out, fmt.Sprintf("next-token loss, Nmax = %d", f.spec.NTPMax))
 	}
 	if f.trained {
-		out = append(out, f.spec.Attention+" attention")
+		out = append(out, f.spec.Attention.String()+" attention")
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/theory"
 
@@ -27,7 +28,7 @@ type taskRun struct {
 // Lu et al.'s; reduced: a stack's) on a white Λ with every training sequence labeled by one of K fixed
 // tasks (linattn run -layer labelkey -icl 0 -tasks K), all of one D and
 // one label noise: the problem of Lu et al.'s theory.
-func openTaskRuns(paths []string, layer string) ([]*taskRun, error) {
+func openTaskRuns(paths []string, layer flow.Layer) ([]*taskRun, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no runs: want outputs of linattn run -layer %s -icl 0 -tasks K", layer)
 	}
@@ -104,7 +105,7 @@ func (r *taskRun) kappa() float64 { return float64(r.k) / float64(r.d) }
 // g_task(t) of the first draw at the κ nearest 0.2, 1 and 5 (below, near
 // and above the threshold κ = 1 of α → ∞), each with its limit dashed.
 func TaskDiversity(paths []string) (*Figure, error) {
-	runs, err := openTaskRuns(paths, "labelkey")
+	runs, err := openTaskRuns(paths, flow.LabelKeyLayer)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package flow
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/linattn/linattn/internal/choice"
+)
 
 // Layer says which blocks of the attention weights a model has
 // (docs/math.md, "The full layer").
@@ -29,16 +33,18 @@ const (
 )
 
 // Layers returns every layer, in the order of -layer's help.
-func Layers() []Layer { return []Layer{ReducedLayer, FullLayer, LabelKeyLayer} }
+func Layers() []Layer { return []Layer{FullLayer, ReducedLayer, LabelKeyLayer} }
 
-// LayerByName returns the layer whose String is name.
-func LayerByName(name string) (Layer, bool) {
-	for _, l := range Layers() {
-		if l.String() == name {
-			return l, true
-		}
+// MarshalText writes the layer's name.
+func (l Layer) MarshalText() ([]byte, error) { return choice.Text(l, "layer", Layers()) }
+
+// UnmarshalText parses a layer's name: reduced, full or labelkey.
+func (l *Layer) UnmarshalText(text []byte) error {
+	v, err := choice.Parse(text, "layer", Layers())
+	if err == nil {
+		*l = v
 	}
-	return 0, false
+	return err
 }
 
 // extra reports whether the layer has blocks beyond the reduced layer's,

@@ -9,19 +9,24 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/flow/internal/gemm"
+	"github.com/linattn/linattn/internal/choice"
 	"github.com/linattn/linattn/law"
 )
 
-// Kind is the parametrization of the attention heads.
+// Kind is the parametrization of the attention heads. Its zero value is
+// no kind: NewSystem refuses it, naming the two.
 type Kind int
 
 const (
 	// Merged is ATTN_M: ŷ = Σ_i v_i βᵀ U_i x_q (paper eq. M).
-	Merged Kind = iota
+	Merged Kind = iota + 1
 	// Separate is ATTN_S with rank-R keys and queries:
 	// ŷ = Σ_i Σ_r v_i βᵀ k_{i,r} q_{i,r}ᵀ x_q (paper eq. S).
 	Separate
 )
+
+// Kinds returns every kind, in the order of -model's help.
+func Kinds() []Kind { return []Kind{Separate, Merged} }
 
 func (k Kind) String() string {
 	switch k {
@@ -31,6 +36,18 @@ func (k Kind) String() string {
 		return "separate"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// MarshalText writes the kind's name; the zero Kind has none.
+func (k Kind) MarshalText() ([]byte, error) { return choice.Text(k, "model", Kinds()) }
+
+// UnmarshalText parses a kind's name: separate or merged.
+func (k *Kind) UnmarshalText(text []byte) error {
+	v, err := choice.Parse(text, "model", Kinds())
+	if err == nil {
+		*k = v
+	}
+	return err
 }
 
 // Model describes the attention layer and the time constant of the flow.

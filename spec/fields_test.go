@@ -41,7 +41,7 @@ func TestFieldDefaults(t *testing.T) {
 	want := map[string]string{
 		"model": "separate", "D": "4", "eigs": "0.4,0.3,0.2,0.1", "spectrum": "", "white": "", "eigvecs": "random:1",
 		"N": "31", "nu": "", "ntp-max": "", "H": "4", "R": "1", "winit": "0.01", "seed": "3", "init": "", "balanced": "",
-		"tau": "1", "layers": "1", "tie": "false", "T": "0", "tol": "1e-06", "samples": "2001", "grid": "drops", "method": "auto", "rtol": "1e-08",
+		"tau": "1", "layers": "1", "tie": "false", "unrestricted": "false", "T": "0", "tol": "1e-06", "samples": "2001", "grid": "drops", "method": "auto", "rtol": "1e-08",
 		"atol": "1e-12", "checkpoint": "", "state-every": "", "stability": "true", "align": "0.99", "points": "2000", "P": "10000", "lr": "0.5",
 		"steps": "40000", "batch": "0", "attention": "linear", "layer": "full", "icl": "1", "test": "1000",
 		"path": "auto", "gd": "true", "data-seed": "3", "tasks": "1",
@@ -109,7 +109,6 @@ func TestFieldRanges(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"model", "softmax"}, `-model = "softmax", want separate or merged`},
 		{[]string{"D", "0", "spectrum", "power:1"}, "-D = 0, want D ≥ 1"},
 		{[]string{"D", "3"}, "-D = 3 but -eigs has 4 values"},
 		{[]string{"spectrum", "power:1"}, "-D is needed with -spectrum and -white"},
@@ -146,8 +145,6 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"lr", "1e308", "steps", "10"}, "the final time 2·η·τ·steps is not finite"},
 		{[]string{"steps", "0"}, "-steps = 0, want ≥ 1 steps"},
 		{[]string{"batch", "10001"}, "-batch = 10001, want 0 (full batch) or a minibatch size in [1, P = 10000]"},
-		{[]string{"attention", "relu"}, `-attention = "relu", want linear or softmax`},
-		{[]string{"layer", "half"}, `-layer = "half", want full, reduced or labelkey`},
 		{[]string{"icl", "1.5"}, "-icl = 1.5, want a fraction c in [0, 1]"},
 		{[]string{"tasks", "0", "icl", "0.5"}, "-tasks = 0, want 1 ≤ K ≤ 1048576 fixed task vectors"},
 		{[]string{"tasks", "1048577", "icl", "0.5"}, "-tasks = 1048577, want 1 ≤ K ≤ 1048576"},
@@ -179,7 +176,6 @@ func TestFieldRanges(t *testing.T) {
 		{[]string{"w0", "1,2,3", "icl", "0.5"}, "-w0 has 3 numbers, want K·D = a multiple of D = 4"},
 		{[]string{"w0", "1,2,3,4", "tasks", "2", "icl", "0.5"}, "-tasks = 2 but -w0 holds 1 task vectors"},
 		{[]string{"test", "-1"}, "-test = -1, want ≥ 0 test sequences"},
-		{[]string{"path", "fast"}, `-path = "fast", want auto, direct, moments or columns`},
 		{[]string{"path", "moments", "attention", "softmax"}, "-path moments is exact for linear attention only"},
 		{[]string{"gd", "false", "batch", "10"}, "-gd=false integrates the flow of the full training loss"},
 		{[]string{"nu", "0.1"}, "-nu: train draws sequences"},
@@ -234,6 +230,10 @@ func TestFieldText(t *testing.T) {
 		{"tau", "fast", `"fast" is not a number`},
 		{"eigs", "0.4,x", `entry 2 "x" is not a number`},
 		{"stability", "maybe", `"maybe" is not true or false`},
+		{"model", "softmax", `"softmax" is no model, want separate or merged`},
+		{"layer", "half", `"half" is no layer, want full, reduced or labelkey`},
+		{"attention", "relu", `"relu" is no attention, want linear or softmax`},
+		{"path", "fast", `"fast" is no path, want auto, direct, moments or columns`},
 	} {
 		if err := (&Spec{}).SetText(tc.name, tc.text); err == nil || err.Error() != tc.want {
 			t.Errorf("-%s %s: err = %v, want %q", tc.name, tc.text, err, tc.want)

@@ -105,7 +105,7 @@ func (in *initFile) shapes() (need, extras map[string][]int) {
 	}
 	need = map[string][]int{"v": layer(h)}
 	extras = map[string][]int{output.ValueX: {h, d}}
-	if in.spec.Model == "merged" {
+	if in.spec.Model == flow.Merged {
 		need["U"] = layer(h, d, d)
 		extras[output.LabelKQ] = []int{h, d}
 	} else {
@@ -157,9 +157,9 @@ func (in *initFile) layerHint(got, want []int) string {
 	case stacked && len(got) == len(want)-1 && slices.Equal(got, want[1:]):
 		return ": it has no layer axis, one layer's heads: give -tie to share them between the layers, or -layers 1"
 	case !stacked && len(got) == len(want)+1 && slices.Equal(got[1:], want) && got[0] >= 2 && got[0] <= law.MaxStackLayers:
-		return shapeHint(got, want, s.Model == "separate") + fmt.Sprintf("; or, if they are a stack's %d layers, give -layers %d", got[0], got[0])
+		return shapeHint(got, want, s.Model == flow.Separate) + fmt.Sprintf("; or, if they are a stack's %d layers, give -layers %d", got[0], got[0])
 	}
-	return shapeHint(got, want, s.Model == "separate")
+	return shapeHint(got, want, s.Model == flow.Separate)
 }
 
 // missing is the error for a needed array name the file lacks.
@@ -167,9 +167,9 @@ func (in *initFile) missing(name string, need map[string][]int) error {
 	s := in.spec
 	hint := ""
 	switch {
-	case s.Model == "separate" && in.zr.Has("U"):
+	case s.Model == flow.Separate && in.zr.Has("U"):
 		hint = "; it holds U: -model merged"
-	case s.Model == "merged" && in.zr.Has("K") && in.zr.Has("Q"):
+	case s.Model == flow.Merged && in.zr.Has("K") && in.zr.Has("Q"):
 		hint = "; it holds K and Q: -model separate"
 	}
 	return fmt.Errorf("-init %s has no array %q; a %s model with H=%d, R=%d, D=%d needs %s%s",
@@ -184,7 +184,7 @@ func (in *initFile) missing(name string, need map[string][]int) error {
 func (in *initFile) setExtras(sys *flow.System, y []float64, extras map[string][]int) error {
 	s := in.spec
 	label := output.LabelKQ
-	if s.Model == "separate" {
+	if s.Model == flow.Separate {
 		label = output.KeyLabel
 	}
 	for _, other := range []string{output.LabelKQ, output.KeyLabel} {
@@ -204,7 +204,7 @@ func (in *initFile) setExtras(sys *flow.System, y []float64, extras map[string][
 		}
 	}
 	var nonzero []string // the blocks the layer lacks that are not zero
-	lacks := map[string][]string{"reduced": {label, output.ValueX}, "labelkey": {output.ValueX}}[s.Layer]
+	lacks := map[flow.Layer][]string{flow.ReducedLayer: {label, output.ValueX}, flow.LabelKeyLayer: {output.ValueX}}[s.Layer]
 	for _, name := range lacks {
 		if slices.ContainsFunc(got[name], func(v float64) bool { return v != 0 }) {
 			nonzero = append(nonzero, name)
@@ -221,9 +221,9 @@ func (in *initFile) setExtras(sys *flow.System, y []float64, extras map[string][
 			in.path, strings.Join(nonzero, " and "), s.Layer, to)
 	}
 	switch {
-	case s.Layer == "reduced" || len(got) == 0:
+	case s.Layer == flow.ReducedLayer || len(got) == 0:
 		return nil
-	case s.Layer == "labelkey":
+	case s.Layer == flow.LabelKeyLayer:
 		if got[label] == nil {
 			return nil
 		}

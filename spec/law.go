@@ -15,21 +15,23 @@ import (
 // MaxTasks bounds the number K of fixed tasks.
 const MaxTasks = 1 << 20
 
+// DefaultLayer is the layer a command reads unless told: the full layer
+// for train's single layer, the reduced layer otherwise (a stack of
+// layers is of reduced layers, docs/math.md "Depth").
+func DefaultLayer(train bool, layers int) flow.Layer {
+	if train && layers < 2 {
+		return flow.FullLayer
+	}
+	return flow.ReducedLayer
+}
+
 // resolveLaw settles the layer and the law of the labels (-layer, -icl,
 // -noise, -task-* and -test-task-*, -tasks or -w0 or -w0-file,
 // -task-draw, -data-seed), read by run and train (forTrain).
 func (s *resolver) resolveLaw(forTrain bool) error {
 	s.forTrain, s.tasksGiven = forTrain, s.Given("w0") || s.Given("w0-file")
-	s.defTo("layer", func() {
-		s.Layer = "reduced"
-		if forTrain && s.Layers < 2 { // a stack is of reduced layers
-			s.Layer = "full"
-		}
-	})
-	if _, ok := flow.LayerByName(s.Layer); !ok {
-		return fmt.Errorf("-layer = %q, want full, reduced or labelkey", s.Layer)
-	}
-	if s.Layer == "full" && s.Given("nu") {
+	s.defTo("layer", func() { s.Layer = DefaultLayer(forTrain, s.Layers) })
+	if s.Layer == flow.FullLayer && s.Given("nu") {
 		return fmt.Errorf("-nu: the full layer's population loss needs the context lengths themselves (E[1/N²] too), not only ν: give -N or -ntp-max")
 	}
 	s.def("icl")
@@ -136,7 +138,7 @@ func (s *resolver) usesTasks() bool {
 	if s.Given("test") { // train
 		return !s.InContext() || s.Test > 0
 	}
-	return !s.InContext() || s.Layer != "reduced"
+	return !s.InContext() || s.Layer != flow.ReducedLayer
 }
 
 // lengths returns the context lengths of -N or -ntp-max (only ν with -nu).

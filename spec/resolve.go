@@ -2,11 +2,14 @@ package spec
 
 import (
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/internal/choice"
 	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/output"
@@ -78,6 +82,9 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 	for _, g := range groups {
 		reads[g] = true
 	}
+	if err := s.checkGiven(slices.Compact(slices.Sorted(maps.Keys(reads)))); err != nil {
+		return nil, err
+	}
 	steps := []func() error{s.resolveModel, s.resolveSpectrum, s.resolveContext, s.resolveHeads, s.resolveStart}
 	if reads[GroupSolver] {
 		steps = append(steps, s.resolveEnd)
@@ -130,6 +137,31 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 		}
 	}
 	return job, nil
+}
+
+// checkGiven refuses, whatever the groups, a given field they do not read
+// (resolved without them it would be ignored: {"layer": "full"} without
+// GroupLaw would run the reduced layer) and a given choice that names
+// none: a model, layer, path or activation out of range (set in Go without
+// SetText), or a method ode does not know.
+func (s *resolver) checkGiven(groups []Group) error {
+	for _, f := range fields {
+		if !s.Given(f.Name) {
+			continue
+		}
+		if !f.ReadBy(groups) {
+			return fmt.Errorf("spec: field %q is not read by the groups resolved (%v); resolve with its command's groups (RunGroups for run)", f.Name, groups)
+		}
+		if c, ok := f.ptr(s.Spec).(encoding.TextMarshaler); ok {
+			if _, err := c.MarshalText(); err != nil {
+				return fmt.Errorf("-%s: %w", f.Name, err)
+			}
+		}
+	}
+	if _, ok := ode.MethodByName(s.Method); s.Given("method") && !ok {
+		return fmt.Errorf("-method = %q, want %s", s.Method, choice.OrList(ode.MethodNames()))
+	}
+	return nil
 }
 
 // checkMemory refuses a job that needs more than the memory available.
@@ -199,7 +231,7 @@ func (s *resolver) defTo(name string, set func()) {
 
 func (s *resolver) resolveModel() error {
 	s.def("model")
-	if s.Model != "separate" && s.Model != "merged" {
+	if s.Model != flow.Separate && s.Model != flow.Merged {
 		return fmt.Errorf("-model = %q, want separate or merged", s.Model)
 	}
 	return nil
@@ -287,7 +319,7 @@ func (s *resolver) resolveHeads() error {
 	if s.H < 1 {
 		return fmt.Errorf("-H = %d, want H ≥ 1 heads", s.H)
 	}
-	if s.Model == "separate" {
+	if s.Model == flow.Separate {
 		s.def("R")
 		if s.R < 1 || s.R > s.D {
 			return fmt.Errorf("-R = %d, want 1 ≤ R ≤ D = %d", s.R, s.D)
@@ -295,7 +327,7 @@ func (s *resolver) resolveHeads() error {
 	} else if s.Given("R") {
 		s.Clear("R") // keys and queries are merged: R has no meaning
 	}
-	if s.Model == "merged" && !s.Given("init") {
+	if s.Model == flow.Merged && !s.Given("init") {
 		s.def("balanced")
 	} else if s.Balanced { // with -init the two exclude each other (checkAlternatives)
 		return fmt.Errorf("-balanced is for the merged model's random start, not -model %s", s.Model)
@@ -336,7 +368,7 @@ func (s *resolver) checkDepth(reads map[Group]bool) error {
 		return fmt.Errorf("-layers %d: linattn reduced is the 1-D theory of one layer's drops; a stack's isotropic reduction is reduced.IsotropicStack (docs/math.md, \"Depth: the isotropic reduction\")", s.Layers)
 	case reads[GroupLandscape]:
 		return fmt.Errorf("-layers %d: linattn landscape enumerates one layer's fixed points; a stack's are not known in closed form (docs/math.md, \"Depth\")", s.Layers)
-	case s.Layer != "" && s.Layer != "reduced" && !s.Unrestricted:
+	case s.Given("layer") && s.Layer != flow.ReducedLayer && !s.Unrestricted:
 		return fmt.Errorf("-layers %d with -layer %s: a stack is of reduced layers (keys read x, values write y); give -layer reduced", s.Layers, s.Layer)
 	}
 	return nil
@@ -420,12 +452,10 @@ func (s *resolver) resolveOutput() error {
 	return nil
 }
 
-// resolveMethod checks the integrator and its tolerances, where given;
+// resolveMethod checks the tolerances of the integrator (checkGiven its
+// name), where given;
 // the flow picks them otherwise (flow.Plan, flow.Tolerances).
 func (s *resolver) resolveMethod() error {
-	if _, ok := ode.MethodByName(s.Method); s.Given("method") && !ok {
-		return fmt.Errorf("-method = %q, want %s", s.Method, orList(ode.MethodNames()))
-	}
 	if s.Given("rtol") && !(s.RTol > 0 && s.RTol < 1) {
 		return fmt.Errorf("-rtol = %g, want a relative tolerance in (0, 1)", s.RTol)
 	}
@@ -439,13 +469,13 @@ func (s *resolver) resolveMethod() error {
 
 func (s *resolver) resolveLandscape() error {
 	s.def("stability")
-	if s.Model == "separate" && s.D > MaxTableDim && s.Stability {
+	if s.Model == flow.Separate && s.D > MaxTableDim && s.Stability {
 		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d for their stability, or D ≤ %d with -stability=false for the loss table alone", s.D, MaxStabilityDim, MaxTableDim)
 	}
-	if s.Model == "separate" && s.D > MaxTableDim {
+	if s.Model == flow.Separate && s.D > MaxTableDim {
 		return fmt.Errorf("-D = %d: the separate model's landscape has 2^D fixed points; want D ≤ %d for the loss table (D ≤ %d with their stability)", s.D, MaxTableDim, MaxStabilityDim)
 	}
-	if s.Model == "separate" && s.Stability && s.D > MaxStabilityDim {
+	if s.Model == flow.Separate && s.Stability && s.D > MaxStabilityDim {
 		return fmt.Errorf("-D = %d: the stability of all 2^D fixed points needs D ≤ %d (or -stability=false for the loss table alone)", s.D, MaxStabilityDim)
 	}
 	return nil
@@ -498,10 +528,10 @@ func (s *resolver) flowModel() flow.Model {
 	if s.Layers > 1 {
 		model.Layers = s.Layers
 	}
-	if s.Model == "merged" {
+	if s.Model == flow.Merged {
 		model.Kind, model.R = flow.Merged, 0
 	}
-	model.Layer, _ = flow.LayerByName(s.Layer) // checked by resolveLaw; reduced where not read
+	model.Layer = s.Layer // reduced where not read
 	if s.Unrestricted {
 		model.Layer = flow.ReducedLayer // the flow beside the transformer: the stack of gradient-descent layers
 	}
@@ -602,9 +632,8 @@ func (s *resolver) estimateBytes(reads map[Group]bool) float64 {
 	d := float64(s.D)
 	n := float64(s.flowModel().StateLen(s.D))
 	words := 6*d*d + 4*n
-	if reads[GroupLaw] && s.Layer != "reduced" {
-		layer, _ := flow.LayerByName(s.Layer)
-		words += flow.MomentBytes(layer, s.D) / 8 // the moments of the layer's features
+	if reads[GroupLaw] && s.Layer != flow.ReducedLayer {
+		words += flow.MomentBytes(s.Layer, s.D) / 8 // the moments of the layer's features
 	}
 	if reads[GroupLandscape] && s.Stability && s.D <= 30 {
 		// One Jacobian of n² and its eigen-decomposition at a time, and the
@@ -625,14 +654,6 @@ func (j *Job) runBytes(denseBytes int) float64 {
 	d, mo := j.System.Dim(), j.System.Model
 	perState := j.System.Len() + d*d + mo.H*mo.R*d
 	return m.Total() + 8*float64(m.Kept)*float64(perState)
-}
-
-// orList writes "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func formatBytes(b float64) string {

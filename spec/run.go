@@ -201,9 +201,9 @@ func (j *Job) Run(ctx context.Context) (*flow.Trajectory, error) {
 // the model (model, D, eigs, H, R, tau) and whose meta the problem
 // (ProblemMeta), with command "run".
 func RunFile(s *flow.System, tr *flow.Trajectory) *output.File {
-	sp := &Spec{Model: "separate", D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
+	sp := &Spec{Model: flow.Separate, D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
 	if s.Model.Kind == flow.Merged {
-		sp.Model, sp.R = "merged", 0
+		sp.Model, sp.R = flow.Merged, 0
 	}
 	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau"} {
 		if name != "R" || sp.R > 0 {

@@ -2,11 +2,13 @@ package spec
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/output"
+	"github.com/linattn/linattn/train"
 )
 
 // The specification of a job, as a sidecar holds it: the problem (data,
@@ -35,7 +38,7 @@ import (
 // Spec is a job specification. Zero values mean "not given" only through
 // Given; in a sidecar every field the command read is given.
 type Spec struct {
-	Model    string
+	Model    flow.Kind
 	D        int
 	Eigs     []float64
 	Spectrum string
@@ -74,14 +77,14 @@ type Spec struct {
 	LR        float64
 	Steps     int
 	Batch     int
-	Attention string
+	Attention train.Attention
 	Test      int
-	Path      string
+	Path      train.Path
 	GD        bool
 
 	Unrestricted bool
 
-	Layer    string
+	Layer    flow.Layer
 	ICL      float64
 	Tasks    int
 	W0       []float64
@@ -113,6 +116,14 @@ const (
 	// train.
 	GroupLaw
 )
+
+func (g Group) String() string {
+	names := [...]string{"GroupProblem", "GroupSolver", "GroupLandscape", "GroupReduced", "GroupTrain", "GroupLaw"}
+	if g < 0 || int(g) >= len(names) {
+		return fmt.Sprintf("Group(%d)", int(g))
+	}
+	return names[g]
+}
 
 // Field describes one field of Spec.
 type Field struct {
@@ -392,22 +403,8 @@ func (s *Spec) Clear(name string) {
 	zero(lookup(name).ptr(s))
 }
 
-func zero(p any) {
-	switch p := p.(type) {
-	case *string:
-		*p = ""
-	case *int:
-		*p = 0
-	case *uint64:
-		*p = 0
-	case *float64:
-		*p = 0
-	case *bool:
-		*p = false
-	case *[]float64:
-		*p = nil
-	}
-}
+// zero sets the field *p to its zero value.
+func zero(p any) { reflect.ValueOf(p).Elem().SetZero() }
 
 // CheckAlternatives rejects a source that gives two fields excluding each
 // other, naming them with prefix ("-" for flags).
@@ -442,21 +439,13 @@ func (s *Spec) Override(o *Spec) {
 	}
 }
 
+// setFrom copies the field *src to *dst, a list by value.
 func setFrom(dst, src any) {
-	switch d := dst.(type) {
-	case *string:
-		*d = *src.(*string)
-	case *int:
-		*d = *src.(*int)
-	case *uint64:
-		*d = *src.(*uint64)
-	case *float64:
-		*d = *src.(*float64)
-	case *bool:
-		*d = *src.(*bool)
-	case *[]float64:
-		*d = append([]float64(nil), *src.(*[]float64)...)
+	if d, ok := dst.(*[]float64); ok {
+		*d = slices.Clone(*src.(*[]float64))
+		return
 	}
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src).Elem())
 }
 
 // Parse decodes a JSON spec: an object whose keys are field names. Values
@@ -485,6 +474,10 @@ func Parse(data []byte) (*Spec, error) {
 			return nil, fmt.Errorf("spec: field %q is null; leave it out for its default", k)
 		}
 		if err := json.Unmarshal(raw, f.ptr(s)); err != nil {
+			var typ *json.UnmarshalTypeError
+			if _, choice := f.ptr(s).(encoding.TextUnmarshaler); choice && !errors.As(err, &typ) {
+				return nil, fmt.Errorf("spec: field %q: %w", k, err) // a string naming no choice
+			}
 			return nil, fmt.Errorf("spec: field %q: want %s, got %s", k, typeName(f.ptr(s)), raw)
 		}
 		s.Mark(k)
@@ -518,6 +511,8 @@ func typeName(p any) string {
 		return "true or false"
 	case *[]float64:
 		return "a list of numbers"
+	case encoding.TextUnmarshaler:
+		return "a name"
 	}
 	return "?"
 }
@@ -572,6 +567,9 @@ func (s *Spec) Text(name string) string {
 			s[i] = strconv.FormatFloat(x, 'g', -1, 64)
 		}
 		return strings.Join(s, ",")
+	case encoding.TextMarshaler:
+		b, _ := p.MarshalText() // a given choice has a name
+		return string(b)
 	}
 	return ""
 }
@@ -621,6 +619,10 @@ func (s *Spec) SetText(name, text string) error {
 			xs = append(xs, x)
 		}
 		*p = xs
+	case encoding.TextUnmarshaler:
+		if err := p.UnmarshalText([]byte(text)); err != nil {
+			return err
+		}
 	}
 	s.Mark(name)
 	return nil
@@ -640,6 +642,8 @@ func (f *Field) Kind() string {
 		return "float"
 	case *[]float64:
 		return "list"
+	case encoding.TextUnmarshaler:
+		return "string"
 	}
 	return "bool"
 }

@@ -31,16 +31,21 @@ func mustRead(t *testing.T, path string) []byte {
 func TestSpecForms(t *testing.T) {
 	t.Parallel()
 	text := map[string]string{"string": "merged", "int": "5", "uint": "18446744073709551615", "float": "0.125", "list": "0.5,0.25", "bool": "true"}
+	choices := map[string]string{"model": "merged", "layer": "labelkey", "attention": "softmax", "path": "columns"} // typed: one of their names
 	s := &spec.Spec{}
 	for _, f := range spec.Fields() {
 		if slices.Contains([]string{"spectrum", "white", "nu", "ntp-max", "init", "w0-file", "task-spectrum", "task-white", "test-task-spectrum", "test-task-white"}, f.Name) {
 			continue // alternatives of eigs, N, winit, w0, task-eigs and test-task-eigs
 		}
-		if err := s.SetText(f.Name, text[f.Kind()]); err != nil {
-			t.Fatalf("-%s %s: %v", f.Name, text[f.Kind()], err)
+		value, ok := choices[f.Name]
+		if !ok {
+			value = text[f.Kind()]
 		}
-		if got := s.Text(f.Name); got != text[f.Kind()] {
-			t.Errorf("-%s: text %q, want %q", f.Name, got, text[f.Kind()])
+		if err := s.SetText(f.Name, value); err != nil {
+			t.Fatalf("-%s %s: %v", f.Name, value, err)
+		}
+		if got := s.Text(f.Name); got != value {
+			t.Errorf("-%s: text %q, want %q", f.Name, got, value)
 		}
 	}
 	b, err := json.Marshal(s)
@@ -84,7 +89,7 @@ func TestRunFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Command() != "run" || len(f.Names()) != len(want) || sp.Model != "merged" || sp.Given("R") ||
+	if f.Command() != "run" || len(f.Names()) != len(want) || sp.Model != flow.Merged || sp.Given("R") ||
 		f.Sidecar.Meta.Status != "reached T" || f.Sidecar.Meta.Problem.Nu != 0.1 {
 		t.Errorf("command %q, %d arrays, spec %+v, meta %+v", f.Command(), len(f.Names()), sp, f.Sidecar.Meta)
 	}

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/flow"
 )
 
 // TestDefaults: the empty spec resolves to the paper's D = 4 example; the
@@ -29,7 +30,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("the solver's fields are filled in before the run: %s", b)
 	}
 	s := job.Filled()
-	if s.Model != "separate" || s.D != 4 || s.H != 4 || s.R != 1 || s.N != 31 || s.WInit != 0.01 || s.Seed != 3 ||
+	if s.Model != flow.Separate || s.D != 4 || s.H != 4 || s.R != 1 || s.N != 31 || s.WInit != 0.01 || s.Seed != 3 ||
 		s.T != 0 || s.Tol != 1e-6 || s.Samples != 2001 || s.Grid != "drops" || s.Method != "auto" || s.Eigvecs != "random:1" {
 		t.Errorf("defaults: %+v", s)
 	}

@@ -35,9 +35,6 @@ func (s *resolver) resolveTrain() error {
 		return fmt.Errorf("-batch = %d, want 0 (full batch) or a minibatch size in [1, P = %d]", s.Batch, s.P)
 	}
 	s.def("attention")
-	if s.Attention != "linear" && s.Attention != "softmax" {
-		return fmt.Errorf("-attention = %q, want linear or softmax", s.Attention)
-	}
 	s.def("test")
 	if s.Test < 0 {
 		return fmt.Errorf("-test = %d, want ≥ 0 test sequences", s.Test)
@@ -47,17 +44,13 @@ func (s *resolver) resolveTrain() error {
 		return fmt.Errorf("-gd=false integrates the flow of the full training loss; -batch = %d is for SGD, give -batch 0", s.Batch)
 	}
 	s.def("path")
-	switch s.Path {
-	case "auto", "direct", "columns":
-	case "moments":
-		if s.Attention != "linear" {
+	if s.Path == train.MomentsPath {
+		if s.Attention != train.Linear {
 			return fmt.Errorf("-path moments is exact for linear attention only; -attention %s needs -path direct (or auto)", s.Attention)
 		}
 		if s.Batch > 0 {
 			return fmt.Errorf("-path moments is full batch; -batch %d needs -path direct (or auto)", s.Batch)
 		}
-	default:
-		return fmt.Errorf("-path = %q, want auto, direct, moments or columns", s.Path)
 	}
 	if err := s.resolveUnrestricted(); err != nil {
 		return err
@@ -83,20 +76,20 @@ func (s *resolver) resolveUnrestricted() error {
 	switch {
 	case !s.Unrestricted:
 		return nil
-	case s.Model != "merged":
+	case s.Model != flow.Merged:
 		return fmt.Errorf("-unrestricted: the transformer's heads are merged key–query matrices W^KQ; give -model merged")
-	case s.Given("layer") && s.Layer != "full":
+	case s.Given("layer") && s.Layer != flow.FullLayer:
 		return fmt.Errorf("-unrestricted with -layer %s: the transformer trains every block of the full layer", s.Layer)
-	case s.Attention != "linear":
+	case s.Attention != train.Linear:
 		return fmt.Errorf("-unrestricted with -attention %s: the transformer is of linear attention", s.Attention)
 	case s.Tie:
 		return fmt.Errorf("-unrestricted with -tie: the transformer's layers have weights of their own")
 	case s.Given("init") || s.Balanced:
 		return fmt.Errorf("-unrestricted starts from its own random weights (-winit, -seed), not -init or -balanced")
-	case s.Path != "auto" && s.Path != "direct":
+	case s.Path != train.AutoPath && s.Path != train.DirectPath:
 		return fmt.Errorf("-unrestricted with -path %s: the transformer is evaluated token by token, -path direct", s.Path)
 	}
-	s.Layer = "full"
+	s.Layer = flow.FullLayer
 	s.Mark("layer")
 	return nil
 }
@@ -110,10 +103,7 @@ func (s *resolver) trainConfig(data *law.Data) train.Config {
 	if s.Unrestricted {
 		m.Layer = flow.FullLayer // the trained model's blocks; the flow beside it is the stack of reduced layers
 	}
-	if s.Attention == "softmax" {
-		m.Attention = train.Softmax
-	}
-	paths := map[string]train.Path{"auto": train.AutoPath, "direct": train.DirectPath, "moments": train.MomentsPath, "columns": train.ColumnsPath}
+	m.Attention = s.Attention
 	return train.Config{Model: m, Data: data, P: s.P, Test: s.Test, Seed: s.DataSeed,
-		Path: paths[s.Path], Batch: s.Batch}
+		Path: s.Path, Batch: s.Batch}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/internal/choice"
 )
 
 // Attention is the attention activation.
@@ -223,3 +224,18 @@ func (m *Model) Flow(theta []float64) []float64 { return theta[:m.FlowLen()] }
 // Extras returns the extra blocks of θ, a view: merged v_x (H×D) then u_y
 // (H×D); separate v_x (H×D) then k_y (H×R). Empty for the reduced layer.
 func (m *Model) Extras(theta []float64) []float64 { return theta[m.FlowLen():] }
+
+// Attentions returns every activation, in the order of -attention's help.
+func Attentions() []Attention { return []Attention{Linear, Softmax} }
+
+// MarshalText writes the activation's name.
+func (a Attention) MarshalText() ([]byte, error) { return choice.Text(a, "attention", Attentions()) }
+
+// UnmarshalText parses an activation's name: linear or softmax.
+func (a *Attention) UnmarshalText(text []byte) error {
+	v, err := choice.Parse(text, "attention", Attentions())
+	if err == nil {
+		*a = v
+	}
+	return err
+}

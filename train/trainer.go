@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/internal/choice"
 	"github.com/linattn/linattn/law"
 )
 
@@ -44,6 +45,21 @@ func (p Path) String() string {
 		return "columns"
 	}
 	return fmt.Sprintf("Path(%d)", int(p))
+}
+
+// Paths returns every path, in the order of -path's help.
+func Paths() []Path { return []Path{AutoPath, DirectPath, MomentsPath, ColumnsPath} }
+
+// MarshalText writes the path's name.
+func (p Path) MarshalText() ([]byte, error) { return choice.Text(p, "path", Paths()) }
+
+// UnmarshalText parses a path's name: auto, direct, moments or columns.
+func (p *Path) UnmarshalText(text []byte) error {
+	v, err := choice.Parse(text, "path", Paths())
+	if err == nil {
+		*p = v
+	}
+	return err
 }
 
 // MaxMomentFeatures is the most features F for which AutoPath takes the

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 )
@@ -381,7 +382,7 @@ func checkIgnored(file, flags, given *spec.Spec) error {
 	ignored := func(field, by string) bool {
 		return flags.Given(field) || (file.Given(field) && file.Given(by) && !flags.Given(by))
 	}
-	if given.Model == "merged" && given.Given("R") && ignored("R", "model") {
+	if given.Model == flow.Merged && given.Given("R") && ignored("R", "model") {
 		return fmt.Errorf("-R = %d is the rank of the separate model's keys and queries; the merged model has none: leave -R out (or -model separate)", given.R)
 	}
 	if given.T > 0 && given.Given("tol") && ignored("tol", "T") {

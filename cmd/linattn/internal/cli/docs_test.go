@@ -106,11 +106,15 @@ var docsFull = flag.Bool("docs.full", false, "TestDocCommands: run every command
 // test checks only that it exits 0 and writes its files, which 150 steps
 // check as well; the three drops docs/cli.md describes are not checked
 // here at either length (package train's TestSoftmaxDrops checks softmax
-// drops on a smaller problem). The README's linattn figures draws only the
-// figures not marked Slow (task-diversity and task-diversity-raventos
-// compute a minute or more of data); -docs.full draws and compares them all.
+// drops on a smaller problem); its unrestricted transformer, 3000 steps
+// in about a minute of CPU, takes 300 (train's TestUnrestrictedGradient
+// and TestStackTrainingFollowsFlow check what it computes). The README's
+// linattn figures draws only the figures not marked Slow
+// (task-diversity, task-diversity-raventos and depth compute a minute or
+// more of data); -docs.full draws and compares them all.
 var docShorter = map[string][]string{
-	"linattn train -attention softmax -N 15 -P 1000 -lr 0.5 -steps 1500 -o out/softmax/train.npz": {"-steps", "150"},
+	"linattn train -attention softmax -N 15 -P 1000 -lr 0.5 -steps 1500 -o out/softmax/train.npz":                                   {"-steps", "150"},
+	"linattn train -model merged -H 2 -layers 2 -unrestricted -winit 0.1 -P 2000 -lr 0.2 -steps 3000 -o out/unrestricted/train.npz": {"-steps", "300"},
 	// The README's figures, all but the Slow ones (minutes of data).
 	"go run ./cmd/linattn figures -o docs/figures": quickFigures(),
 }

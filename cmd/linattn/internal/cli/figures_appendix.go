@@ -89,7 +89,7 @@ func mergedWeightsFigure(path string) (*figures.Figure, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	job, err := spec.Resolve(sp, spec.GroupProblem)
+	job, err := spec.Resolve(sp, spec.RunGroups()...) // a run's sidecar
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -90,16 +90,18 @@ func TestAppendixFigures(t *testing.T) {
 // checkAppendixLayout checks the figures as TestLayoutCoversNoData checks
 // the others, at their default size and their smallest: every text and
 // legend on the canvas, none over another or over the data, each label by
-// its own line or point; and, further, every panel's legend inside its
-// panel's frame.
+// its own line or point; and, further, at the default size, every panel's
+// legend inside its panel's frame (at the smallest, where the curves fill
+// the frame, the layout may put it above the frame, as it does for every
+// figure).
 func checkAppendixLayout(t *testing.T, figs map[string]*figures.Figure) {
 	for name, fig := range figs {
-		for _, s := range []figures.Size{{}, fig.MinSize()} {
+		for k, s := range []figures.Size{{}, fig.MinSize()} {
 			lay := fig.Layout(s)
 			where := fmt.Sprintf("%s at %.3gx%.3g in", name, (lay.Canvas.Max.X-lay.Canvas.Min.X)/72, (lay.Canvas.Max.Y-lay.Canvas.Min.Y)/72)
 			problems := append(layoutProblems(lay), labelProblems(lay)...)
 			for i, pp := range lay.Panels {
-				if r, ok := pp.LegendBox(); ok && !within(r, pp.Data(), 0.25) {
+				if r, ok := pp.LegendBox(); ok && k == 0 && !within(r, pp.Data(), 0.25) {
 					problems = append(problems, fmt.Sprintf("the legend of panel %d at %v is outside its frame %v", i, r, pp.Data()))
 				}
 			}

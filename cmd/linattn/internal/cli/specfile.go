@@ -6,17 +6,20 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 )
 
 // specSource is what readSpecFields learned of a spec file: the command
 // whose sidecar it is (empty for a spec written by hand), the fields it
-// dropped, and the layer it gives.
+// dropped, and the layer (if given) and depth it gives.
 type specSource struct {
-	from    string
-	dropped []string
-	layer   string
+	from       string
+	dropped    []string
+	layer      flow.Layer
+	layerGiven bool
+	layers     int
 }
 
 // readSpecFields applies the one rule of which fields a command reads from
@@ -54,7 +57,8 @@ func readSpecFields(b []byte, c *command) ([]byte, specSource, error) {
 		return b, src, nil
 	}
 	src = specSource{from: meta.Command, dropped: unread}
-	json.Unmarshal(obj["layer"], &src.layer) // absent: ""
+	src.layerGiven = json.Unmarshal(obj["layer"], &src.layer) == nil // absent: not given
+	json.Unmarshal(obj["layers"], &src.layers)                       // absent: one layer
 	for _, name := range unread {
 		delete(obj, name)
 	}
@@ -74,7 +78,8 @@ func (src specSource) note(c *command, layerFlag bool) string {
 	if len(src.dropped) > 0 {
 		parts = append(parts, fmt.Sprintf("%s reads only its own fields from it (%s dropped)", c.Name, strings.Join(src.dropped, ", ")))
 	}
-	if def := defaultLayer(c); !layerFlag && src.layer != "" && src.layer != def {
+	def := spec.DefaultLayer(slices.Contains(c.Groups, spec.GroupTrain), src.layers)
+	if !layerFlag && src.layerGiven && src.layer != def {
 		parts = append(parts, fmt.Sprintf("its -layer %s is %s's default, and %s runs it (%s's default is %s: add -layer %s)",
 			src.layer, src.from, c.Name, c.Name, def, def))
 	}
@@ -82,13 +87,4 @@ func (src specSource) note(c *command, layerFlag bool) string {
 		return ""
 	}
 	return fmt.Sprintf("a sidecar of linattn %s: %s", src.from, strings.Join(parts, "; "))
-}
-
-// defaultLayer is the layer command c runs unless told (spec.resolveLaw):
-// full for train, reduced for the others.
-func defaultLayer(c *command) string {
-	if slices.Contains(c.Groups, spec.GroupTrain) {
-		return "full"
-	}
-	return "reduced"
 }

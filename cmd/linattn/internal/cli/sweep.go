@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/internal/share"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
@@ -147,7 +148,10 @@ func checkSweepIgnored(sw *spec.Sweep) (notes []string, err error) {
 		meaningless         func(raw json.RawMessage) bool
 	}{
 		{"R", "model", "the rank of the separate model's keys and queries, which the merged model has not", "leave R out (or give model separate)",
-			func(raw json.RawMessage) bool { var m string; json.Unmarshal(raw, &m); return m == "merged" }},
+			func(raw json.RawMessage) bool {
+				var m flow.Kind
+				return json.Unmarshal(raw, &m) == nil && m == flow.Merged
+			}},
 		{"tol", "T", "the convergence test of a run until converged (T 0), which a run to a final time T > 0 has not", "leave tol out (or give T 0)",
 			func(raw json.RawMessage) bool { var t float64; json.Unmarshal(raw, &t); return t > 0 }},
 	} {
