@@ -199,7 +199,7 @@ func Load(path string, opt Options) (*Figure, error) {
 // Run returns the figure of the run tr of s, as linattn plot draws the
 // output of linattn run: for a Go program after flow.System.Run.
 func Run(s *flow.System, tr *flow.Trajectory, opt Options) (*Figure, error) {
-	return Draw(spec.RunFile(s, tr), opt)
+	return Draw(spec.RunFile(s, tr, nil), opt) // the figure reads how the run ended off tr.Status
 }
 
 // Draw returns the figure of an output read by package output (Open, or

@@ -52,36 +52,43 @@ func (f *Figure) Write(w io.Writer, format string, size Size) (err error) {
 }
 
 // MinSize is the smallest size at which the figure's texts fit beside its
-// data: MinWidth × MinHeight, or taller where the title and caption
-// (wrapped to MinWidth) and the legends of the panels of a row need it
-// (the tallest beside or inside a frame, and an inch for the row's title,
-// tick labels and axis label) or a legend under the grid does.
-func (f *Figure) MinSize() Size {
+// data: MinWidth wide, and as tall as minHeight needs there.
+func (f *Figure) MinSize() Size { return Size{Width: f.MinWidth, Height: f.minHeight(f.MinWidth)} }
+
+// minHeight is the least height at width w: MinHeight, or more where the
+// title and caption (wrapped to w) and the legends beside the panels of a
+// row need it (their height, and an inch for the row's title, tick labels
+// and axis label) or a legend under the grid does.
+func (f *Figure) minHeight(w vg.Length) vg.Length {
 	h := f.MinHeight
-	need := titleHeight(f.Title, f.MinWidth) + captionHeight(f.Caption, f.MinWidth)
+	need := titleHeight(f.Title, w) + captionHeight(f.Caption, w)
 	for _, row := range f.Grid {
 		var tallest vg.Length
 		for _, p := range row {
 			if p == nil || p.legendEntries() == 0 {
 				continue
 			}
-			if p.Legend == Below {
+			switch p.Legend {
+			case Outside:
+				tallest = max(tallest, p.legend().height())
+			case Below:
 				l := p.legend()
-				l.fit(f.MinWidth - edgeLeft - edgeRight)
+				l.fit(w - edgeLeft - edgeRight)
 				h += l.height() + legendInset
-				continue
 			}
-			tallest = max(tallest, p.legend().height()+2*legendInset) // beside the frame or in it
 		}
 		need += tallest + vg.Inch
 	}
-	return Size{Width: f.MinWidth, Height: max(h, need)}
+	return max(h, need)
 }
 
 // CheckSize reports an error when the size s (zero fields: the figure's
-// default) is below the figure's smallest, MinSize.
+// default) is below the figure's smallest: narrower than MinWidth, or
+// lower than minHeight at its width.
 func (f *Figure) CheckSize(s Size) error {
-	s, m := f.size(s), f.MinSize()
+	s = f.size(s)
+	m := Size{Width: max(s.Width, f.MinWidth)}
+	m.Height = f.minHeight(m.Width)
 	if s.Width < m.Width-0.01 || s.Height < m.Height-0.01 {
 		return fmt.Errorf("%.3gx%.3g in is smaller than this figure's smallest size, %.3gx%.3g in",
 			s.Width/vg.Inch, s.Height/vg.Inch, m.Width/vg.Inch, m.Height/vg.Inch)
@@ -90,12 +97,11 @@ func (f *Figure) CheckSize(s Size) error {
 }
 
 func (f *Figure) size(s Size) Size {
-	m := f.MinSize()
 	if s.Width <= 0 {
-		s.Width = max(f.Width, m.Width)
+		s.Width = max(f.Width, f.MinWidth)
 	}
 	if s.Height <= 0 {
-		s.Height = max(f.Height, m.Height)
+		s.Height = max(f.Height, f.minHeight(s.Width))
 	}
 	if s.DPI <= 0 {
 		s.DPI = 200

@@ -246,6 +246,23 @@ func (s *System) MapOfEigenTo(dst, y []float64) []float64 {
 	return s.setMapTo(dst, y)
 }
 
+// MapsOfEigenTo writes the effective map of each set of heads at y (eigen
+// coordinates) in the original basis, row-major D×D one after another,
+// into dst (Model.HeadSets maps: one for a layer or a tied stack, one per
+// layer of an untied stack) and returns dst. It does not allocate.
+func (s *System) MapsOfEigenTo(dst, y []float64) []float64 {
+	s.checkLen("y", y)
+	d, sets := s.d, s.Model.HeadSets()
+	if len(dst) != sets*d*d {
+		panic(fmt.Sprintf("flow: MapsOfEigenTo: len(dst) = %d, want %d", len(dst), sets*d*d))
+	}
+	size := s.Model.headsLen(d)
+	for l := range sets {
+		s.setMapTo(dst[l*d*d:(l+1)*d*d], y[l*size:(l+1)*size])
+	}
+	return dst
+}
+
 // setMapTo writes the effective map of one layer's heads y (eigen
 // coordinates) in the original basis, row-major, into dst.
 func (s *System) setMapTo(dst, y []float64) []float64 {
@@ -260,11 +277,11 @@ func (s *System) setMapTo(dst, y []float64) []float64 {
 	return dst
 }
 
-// mustBeOneLayer panics for a stack: its layers have a map each, which
-// RunArrays writes.
+// mustBeOneLayer panics for a stack: its layers have a map each
+// (MapsOfEigenTo).
 func (s *System) mustBeOneLayer(what string) {
 	if s.stack != nil {
-		panic(fmt.Sprintf("flow: %s of a stack of %d layers: each layer has its map (RunArrays writes them)", what, s.Model.Depth()))
+		panic(fmt.Sprintf("flow: %s of a stack of %d layers: each layer has its map (MapsOfEigenTo)", what, s.Model.Depth()))
 	}
 }
 

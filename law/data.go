@@ -198,20 +198,47 @@ func (d *Data) Covariance() *mat.Dense { return d.fromEigen(d.lambda) }
 // A returns E[Λ̂²] = Λ² + ν(Λ + tr(Λ)I)Λ (paper eq. ELambdaLambda-varylen).
 func (d *Data) A() *mat.Dense { return d.fromEigen(d.a) }
 
-// fromEigen returns V diag(w) Vᵀ.
-func (d *Data) fromEigen(w []float64) *mat.Dense {
-	n := d.Dim()
+// fromEigen returns V diag(w) Vᵀ in the law's eigenbasis V.
+func (d *Data) fromEigen(w []float64) *mat.Dense { return eigenForm(d.vecs, w) }
+
+// eigenForm returns V diag(w) Vᵀ.
+func eigenForm(vecs *mat.Dense, w []float64) *mat.Dense {
+	n := len(w)
 	out := mat.NewDense(n, n, nil)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
 			var s float64
 			for k := 0; k < n; k++ {
-				s += d.vecs.At(i, k) * w[k] * d.vecs.At(j, k)
+				s += vecs.At(i, k) * w[k] * vecs.At(j, k)
 			}
 			out.Set(i, j, s)
 		}
 	}
 	return out
+}
+
+// Covariance returns the covariance V diag(eigs) Vᵀ with eigenvalues eigs
+// (each finite and > 0) and eigenvectors the columns of vecs (orthonormal
+// to 1e-10; nil means the identity, and RandomRotation gives the random
+// basis of -eigvecs random:SEED): Ω or Ω_test of Tasks as -task-eigs and
+// -task-eigvecs give them, or a token covariance for NewDataCovariance.
+func Covariance(eigs []float64, vecs *mat.Dense) (*mat.Dense, error) {
+	d := len(eigs)
+	if d < 1 {
+		return nil, errors.New("law: Covariance: no eigenvalues, want D ≥ 1")
+	}
+	for i, x := range eigs {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("law: Covariance: eigs[%d] = %g, want a finite eigenvalue > 0", i, x)
+		}
+	}
+	if vecs == nil {
+		vecs = identity(d)
+	}
+	if err := checkOrthonormal("eigenvectors", vecs, d); err != nil {
+		return nil, err
+	}
+	return eigenForm(vecs, eigs), nil
 }
 
 // EYZ returns E[y_q z] = vec(Λ²) ∈ R^{D²} (paper eq. Eyz; vec stacks

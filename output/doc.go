@@ -12,12 +12,13 @@
 // command's numbers (Meta.Result). A sweep writes one output per run and
 // an index (Index) of them.
 //
-// It imports neither the flow nor the integrators: flow.RunArrays lays out
-// a flow.Trajectory exactly as linattn run writes it, so that a Go program
-// reproduces out/run.npz through the library:
+// It imports neither the flow, the law nor the integrators: package layout
+// fills this layout from them (layout.Run lays out a flow.Trajectory
+// exactly as linattn run writes it), so that a Go program reproduces
+// out/run.npz through the library:
 //
 //	tr, _ := s.Run(ctx, y0, flow.RunSettings{})
-//	arrays := flow.RunArrays(s, tr) // t, loss, v, K, Q, … as in out/run.npz
+//	arrays := layout.Run(s, tr) // t, loss, v, K, Q, … as in out/run.npz
 //
 // In Python:
 //

@@ -7,7 +7,7 @@ package output
 // L (docs/math.md, "The loss") unless said otherwise. All arrays are
 // float64 unless marked int (int64) or bool.
 
-// Arrays of a run (linattn run, RunArrays), and of the flow part of a
+// Arrays of a run (linattn run, layout.Run), and of the flow part of a
 // training run (linattn train).
 const (
 	Times        = "t"             // (S,) output times t/τ
@@ -34,7 +34,7 @@ const (
 	LossClosedForm = "loss_closed_form"
 )
 
-// Arrays of the task, in every output but a sweep index (law.Data.Arrays).
+// Arrays of the task, in every output but a sweep index (layout.Law).
 const (
 	Covariance = "Lambda"   // (D, D) the covariance Λ of the tokens
 	Eigvals    = "eigvals"  // (D,) its eigenvalues λ_d, decreasing

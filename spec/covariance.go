@@ -106,11 +106,9 @@ func (j *Job) covarianceMatrix(s *resolver, c covariance) (*mat.Dense, error) {
 			return nil, err
 		}
 	}
-	// law.Data checks the eigenvectors and forms V diag(e) Vᵀ: one
-	// implementation for Λ and the task covariances.
-	cov, err := law.NewData(e, v, law.Lengths{Nu: 1})
+	cov, err := law.Covariance(e, v) // checked as Λ's: one implementation
 	if err != nil {
 		return nil, fmt.Errorf("-%s: %w", c.name("eigvecs"), err)
 	}
-	return cov.Covariance(), nil
+	return cov, nil
 }

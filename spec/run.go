@@ -9,8 +9,8 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
-	"github.com/linattn/linattn/reduced"
 )
 
 // RunGroups are the groups of fields linattn run reads besides the
@@ -31,6 +31,21 @@ func ReadFile(path string) (*Spec, error) {
 	}
 	sp.Rebase(filepath.Dir(path))
 	return sp, nil
+}
+
+// ReadJob reads a spec file or the sidecar of an earlier output
+// (ReadFile) and resolves it for the command that reads groups (Resolve;
+// RunGroups for run): a sidecar's job, ready to run again.
+func ReadJob(path string, groups ...Group) (*Job, error) {
+	sp, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	job, err := Resolve(sp, groups...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return job, nil
 }
 
 // RunSettings returns the flow's settings of the job: -T, -tol,
@@ -159,35 +174,11 @@ func denseBudget(available float64) int {
 }
 
 // RunArrays returns the arrays linattn run writes for the run tr of the
-// job (flow.RunArrays, and the merged model's closed form with white Λ:
-// ClosedFormArrays), so that a rerun of a sidecar writes the same .npz,
+// job (layout.Run, and the merged model's closed form with white Λ:
+// layout.ClosedForm), so that a rerun of a sidecar writes the same .npz,
 // byte for byte.
 func (j *Job) RunArrays(tr *flow.Trajectory) []export.Array {
-	return append(flow.RunArrays(j.System, tr), ClosedFormArrays(j.System, tr.Times, tr.States)...)
-}
-
-// ClosedFormArrays are, for the merged model with white Λ on the paper's
-// task, the closed-form loss σ(t) at the times (reduced.MergedWhite, with
-// s₀ = ‖v(0)‖² of the first state; docs/math.md, "Closed form for the
-// merged model with white covariance"); none otherwise.
-func ClosedFormArrays(s *flow.System, times, states []float64) []export.Array {
-	data, h := s.Data, s.Model.H
-	if s.Model.Kind != flow.Merged || !data.IsWhite() || !data.Standard() {
-		return nil
-	}
-	var s0 float64
-	for _, v := range states[:h] {
-		s0 += v * v
-	}
-	mw := reduced.MergedWhite{C: data.Lambda()[0], Nu: data.Nu(), Tau: s.Model.Tau, D: data.Dim(), S0: s0}
-	cf := make([]float64, len(times))
-	for i, t := range times {
-		var err error
-		if cf[i], err = mw.Loss(t); err != nil {
-			return nil
-		}
-	}
-	return []export.Array{export.Floats(output.LossClosedForm, cf, len(cf))}
+	return append(layout.Run(j.System, tr), layout.ClosedForm(j.System, tr.Times, tr.States)...)
 }
 
 // Run integrates the job's flow from its initial state with its settings
@@ -196,26 +187,18 @@ func (j *Job) Run(ctx context.Context) (*flow.Trajectory, error) {
 	return j.System.Run(ctx, j.Y0, j.RunSettings())
 }
 
-// RunFile is the output linattn run writes for the run tr of s, in memory
-// (output.NewFile): the arrays of flow.RunArrays, and a sidecar whose spec gives
-// the model (model, D, eigs, H, R, tau) and whose meta the problem
-// (ProblemMeta), with command "run".
-func RunFile(s *flow.System, tr *flow.Trajectory) *output.File {
-	sp := &Spec{Model: flow.Separate, D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau}
-	if s.Model.Kind == flow.Merged {
-		sp.Model, sp.R = flow.Merged, 0
-	}
-	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau"} {
-		if name != "R" || sp.R > 0 {
+// RunFile is the output linattn run writes for the run tr of s that
+// returned err, in memory (output.NewFile): the arrays of layout.Run, and
+// a sidecar whose spec gives the model (model, D, eigs, H, R, tau, layers
+// and tie of a stack) and whose meta is layout.RunMeta's.
+func RunFile(s *flow.System, tr *flow.Trajectory, err error) *output.File {
+	sp := &Spec{Model: s.Model.Kind, D: s.Dim(), Eigs: s.Data.Lambda(), H: s.Model.H, R: s.Model.R, Tau: s.Model.Tau,
+		Layers: s.Model.Depth(), Tie: s.Model.Tied}
+	for _, name := range []string{"model", "D", "eigs", "H", "R", "tau", "layers", "tie"} {
+		if name != "R" || s.Model.Kind == flow.Separate {
 			sp.Mark(name)
 		}
 	}
-	status := "complete"
-	if tr.Status != flow.NotRun {
-		status = tr.Status.String()
-	}
 	raw, _ := sp.MarshalJSON() // numbers of a valid System: no error
-	side := &output.Sidecar{Spec: raw, Meta: output.Meta{Program: output.Program, Command: "run", Complete: tr.Status != flow.Interrupted && tr.Status != flow.Failed,
-		Status: status, Problem: s.ProblemMeta()}}
-	return output.NewFile(side, flow.RunArrays(s, tr))
+	return output.NewFile(&output.Sidecar{Spec: raw, Meta: layout.RunMeta(s, tr, err)}, layout.Run(s, tr))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 )
@@ -83,8 +84,8 @@ func TestRunFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := spec.RunFile(s, tr)
-	want := flow.RunArrays(s, tr)
+	f := spec.RunFile(s, tr, nil)
+	want := layout.Run(s, tr)
 	sp, err := spec.Parse(f.Sidecar.Spec)
 	if err != nil {
 		t.Fatal(err)

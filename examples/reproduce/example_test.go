@@ -8,6 +8,7 @@ import (
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
+	"github.com/linattn/linattn/layout"
 )
 
 // linattn run's default job through the library: out/run.npz, byte for byte.
@@ -17,7 +18,7 @@ func Example() {
 	y0, _ := s.Init(0.01, 3)
 	tr, _ := s.Run(context.Background(), y0, flow.RunSettings{}) // until converged, 2001 samples
 	h := sha256.New()
-	export.WriteNPZ(h, flow.RunArrays(s, tr)) // t, loss, v, K, Q, key_alignment, M, …
+	export.WriteNPZ(h, layout.Run(s, tr)) // t, loss, v, K, Q, key_alignment, M, …
 	fmt.Printf("%v, %d samples, SHA-256 %x\n", tr.Status, len(tr.Times), h.Sum(nil))
 	// Output: converged, 2001 samples, SHA-256 5d8e597ed27a1e3897ac9960242adc90e746193f6968b200854178c3ba565205
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/law"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
 
 	"github.com/sbinet/npyio/npz"
@@ -122,7 +123,7 @@ func TestDefaultRunGolden(t *testing.T) {
 // TestRunArraysRoundTrip: every array of a run's .npz, read back through
 // package output, equals bit for bit what the library computes for the job
 // its sidecar describes (flow.System.Run with the sidecar's settings, laid
-// out by flow.RunArrays), and the sidecar records every array's shape.
+// out by layout.Run), and the sidecar records every array's shape.
 func TestRunArraysRoundTrip(t *testing.T) {
 	t.Parallel()
 	for _, model := range []string{"separate", "merged"} {
@@ -144,7 +145,7 @@ func TestRunArraysRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		job, err := spec.Resolve(sp, spec.GroupSolver)
+		job, err := spec.Resolve(sp, spec.RunGroups()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func TestRunArraysRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := flow.RunArrays(job.System, tr)
+		want := layout.Run(job.System, tr)
 		if names := f.Names(); len(names) != len(want) || len(f.Sidecar.Meta.Arrays) != len(want) {
 			t.Errorf("%s: arrays %v, sidecar %v, want %d", model, names, f.Sidecar.Meta.Arrays, len(want))
 		}
@@ -664,7 +665,7 @@ func TestInitFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := spec.Resolve(given, spec.GroupSolver)
+	job, err := spec.Resolve(given, spec.RunGroups()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/landscape"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 )
@@ -79,7 +80,7 @@ func separateLandscape(e *env, job *spec.Job) error {
 			arrays = append(arrays, alternativeArrays(stab)...)
 		}
 	}
-	arrays = append(arrays, data.Arrays()...)
+	arrays = append(arrays, layout.Law(data)...)
 	side := newSidecar(e, job, start)
 	m := &side.Meta
 	m.Complete, m.Status = runErr == nil, "complete"
@@ -282,7 +283,7 @@ func mergedLandscape(e *env, job *spec.Job) error {
 		export.Ints(output.NZero, nzero, k),
 		export.Ints(output.NNegative, nneg, k),
 		export.Floats(output.UnstableRate, rates, k),
-	}, s.Data.Arrays()...)
+	}, layout.Law(s.Data)...)
 	side := newSidecar(e, job, start)
 	side.Meta.Complete, side.Meta.Status = true, "complete"
 	err = side.Meta.SetResult(map[string]any{"rows": []string{"zero", "minimum"}, "class_codes": classCodes})

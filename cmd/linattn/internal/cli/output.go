@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 )
@@ -30,20 +31,26 @@ func version() string {
 }
 
 // newSidecar returns the sidecar of the job's output with the meta of
-// every command filled in; the command adds its status, solver and result,
-// save the spec, and output.Write the file's name, hash and shapes.
+// every command filled in (fillMeta); the command adds its status, solver
+// and result, save the spec, and output.Write the file's name, hash and
+// shapes.
 func newSidecar(e *env, job *spec.Job, start time.Time) *output.Sidecar {
-	problem := job.System.ProblemMeta()
+	side := &output.Sidecar{Meta: output.Meta{Program: output.Program, Command: e.cmd.Name, Problem: layout.Problem(job.System)}}
+	fillMeta(&side.Meta, job, start)
+	return side
+}
+
+// fillMeta adds to the meta m of the job's output what only the command
+// line knows: the program's version, the inputs read, the wall time since
+// start, and whether the fixed tasks were given or drawn.
+func fillMeta(m *output.Meta, job *spec.Job, start time.Time) {
+	m.Version, m.Inputs, m.WallSeconds = version(), job.Inputs, time.Since(start).Seconds()
 	if job.Data.HasFixed() {
-		problem.FixedTasks = "given"
+		m.Problem.FixedTasks = "given"
 		if job.DrawnTasks {
-			problem.FixedTasks = "drawn"
+			m.Problem.FixedTasks = "drawn"
 		}
 	}
-	return &output.Sidecar{Meta: output.Meta{
-		Program: output.Program, Version: version(), Command: e.cmd.Name, Inputs: job.Inputs,
-		WallSeconds: time.Since(start).Seconds(), Problem: problem,
-	}}
 }
 
 // save writes the arrays to e.out and beside them the sidecar with the

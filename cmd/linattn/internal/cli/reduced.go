@@ -7,6 +7,7 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/reduced"
 	"github.com/linattn/linattn/spec"
@@ -63,7 +64,7 @@ func runReduced(e *env, job *spec.Job) error {
 	if err := side.Meta.SetResult(result); err != nil {
 		return err
 	}
-	if err := e.save(append(arrays, s.Data.Arrays()...), side, job.Spec); err != nil {
+	if err := e.save(append(arrays, layout.Law(s.Data)...), side, job.Spec); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "wrote %s and %s in %s\n", e.out, output.SidecarPath(e.out), formatDuration(time.Since(start)))

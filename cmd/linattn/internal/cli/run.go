@@ -12,6 +12,7 @@ import (
 	gfloats "gonum.org/v1/gonum/floats"
 
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/reduced"
 	"github.com/linattn/linattn/spec"
@@ -100,16 +101,8 @@ func runFlow(e *env, job *spec.Job) error {
 		return err
 	}
 	job.Record(tr.Resolved) // the sidecar records what the run resolved
-	side := newSidecar(e, job, start)
-	side.Meta.Complete, side.Meta.Status = err == nil, tr.Status.String()
-	if err != nil {
-		what := "the output times reached"
-		if tr.Sampling == flow.AtSteps {
-			what = "samples at accepted steps of the first pass"
-		}
-		side.Meta.Status, side.Meta.Error = incomplete(tr.Status == flow.Interrupted)+what, err.Error()
-	}
-	side.Meta.Solver = tr.SolverMeta()
+	side := &output.Sidecar{Meta: layout.RunMeta(s, tr, err)}
+	fillMeta(&side.Meta, job, start)
 	pred := predictDrops(s, job.Y0, tr.Transitions)
 	observed := tr.Plateaus
 	if err := side.Meta.SetResult(runResult(s, job.Y0, tr, pred, observed)); err != nil {
@@ -139,14 +132,6 @@ func predictDrops(s *flow.System, y0 []float64, trans []flow.Transition) []float
 		return pred
 	}
 	return reduced.PredictDrops(s, y0, trans)
-}
-
-// incomplete begins the status of an output that is not complete.
-func incomplete(interrupted bool) string {
-	if interrupted {
-		return "interrupted: "
-	}
-	return "incomplete: "
 }
 
 // runResult is the sidecar's result of the run tr: the drops with their

@@ -9,6 +9,7 @@ import (
 
 	"github.com/linattn/linattn/export"
 	"github.com/linattn/linattn/flow"
+	"github.com/linattn/linattn/layout"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
 	"github.com/linattn/linattn/train"
@@ -215,9 +216,9 @@ func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [3
 	if tr.Config().Model.Unrestricted {
 		arrays = transformerArrays(job, tr, res, c)
 	} else {
-		arrays = flow.RunArrays(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
+		arrays = layout.Run(s, &flow.Trajectory{Times: res.Times, Loss: res.Loss, States: res.States,
 			Transitions: res.Transitions, Plateaus: c.plateaus, TestIWL: test[1]})
-		arrays = append(arrays, spec.ClosedFormArrays(s, res.Times, res.States)...)
+		arrays = append(arrays, layout.ClosedForm(s, res.Times, res.States)...)
 	}
 	if sp.GD {
 		steps := make([]int64, ns)
@@ -228,7 +229,7 @@ func trainArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, test [3
 	}
 	if test[0] != nil {
 		arrays = append(arrays, export.Floats(output.TestICL, test[0], ns))
-		if s.Data.HasFixed() { // as flow.RunArrays: the tests fixed tasks define
+		if s.Data.HasFixed() { // as layout.Run: the tests fixed tasks define
 			arrays = append(arrays, export.Floats(output.TestIWL, test[1], ns), export.Floats(output.TestIDG, test[2], ns))
 		}
 	}
@@ -266,7 +267,7 @@ func transformerArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, c
 	for i, tn := range res.Transitions {
 		ts[i], ms[i] = tn.T, int64(tn.M)
 	}
-	data := job.System.Data.Arrays()
+	data := layout.Law(job.System.Data)
 	data[len(data)-1] = export.Floats(output.Plateaus, c.plateaus, len(c.plateaus))
 	arrays := []export.Array{
 		export.Floats(output.Times, res.Times, ns), export.Floats(output.Loss, res.Loss, ns),
@@ -300,7 +301,7 @@ func trainStatus(e *env, sp *spec.Spec, res *flow.Trajectory, err error) string 
 	if sp.GD {
 		what = fmt.Sprintf("the weights up to step %d", res.Stats.Steps)
 	}
-	return incomplete(e.ctx.Err() != nil) + what
+	return layout.Incomplete(e.ctx.Err() != nil) + what
 }
 
 func (e *env) finishTrain(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, runErr error, c comparison, start time.Time) error {
@@ -316,7 +317,7 @@ func (e *env) finishTrain(job *spec.Job, tr *train.Trainer, res *flow.Trajectory
 		m.Error = runErr.Error()
 	}
 	if !sp.GD {
-		m.Solver = res.SolverMeta()
+		m.Solver = layout.Solver(res)
 	}
 	if err := m.SetResult(trainResult(tr, sp.GD, res, test, c, observed)); err != nil {
 		return err

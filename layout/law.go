@@ -1,16 +1,17 @@
-package law
+package layout
 
 import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/linattn/linattn/export"
+	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/output"
 )
 
-// Arrays are the arrays that describe the law, in every output but a
-// sweep's index (package output names them): Covariance (D, D), Eigvals (D), Eigvecs (D, D) with
-// column d the eigenvector e_d, and Plateaus (D+1) = L(M_m).
-func (data *Data) Arrays() []export.Array {
+// Law lays out the law of the tokens, in every output but a sweep's index:
+// Covariance (D, D), Eigvals (D), Eigvecs (D, D) with column d the
+// eigenvector e_d, and Plateaus (D+1) = L(M_m).
+func Law(data *law.Data) []export.Array {
 	d := data.Dim()
 	return []export.Array{
 		export.Floats(output.Covariance, rowMajor(data.Covariance()), d, d),
@@ -24,8 +25,8 @@ func (data *Data) Arrays() []export.Array {
 func rowMajor(m mat.Matrix) []float64 {
 	r, c := m.Dims()
 	out := make([]float64, 0, r*c)
-	for i := 0; i < r; i++ {
-		for j := 0; j < c; j++ {
+	for i := range r {
+		for j := range c {
 			out = append(out, m.At(i, j))
 		}
 	}

@@ -1,4 +1,4 @@
-package flow
+package layout
 
 import (
 	"context"
@@ -7,23 +7,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/output"
 )
 
-// TestSolverMetaWithoutMethod: a Trajectory that resolved no method (one
+// TestSolverWithoutMethod: a Trajectory that resolved no method (one
 // not made by Run, such as NewTrajectory's) describes its solver with no
 // method's name rather than panicking.
-func TestSolverMetaWithoutMethod(t *testing.T) {
+func TestSolverWithoutMethod(t *testing.T) {
 	t.Parallel()
-	tr := NewTrajectory(nil)
+	tr := flow.NewTrajectory(nil)
 	tr.FinalT = 2
-	if m := tr.SolverMeta(); m.Method != "" || m.TEnd != 2 {
-		t.Errorf("SolverMeta = %+v, want no method and t_end 2", m)
+	if m := Solver(tr); m.Method != "" || m.TEnd != 2 {
+		t.Errorf("Solver = %+v, want no method and t_end 2", m)
 	}
 }
 
-// TestRunArraysTests: the test losses RunArrays writes are those the law
+// TestRunTests: the test losses Run writes are those the law
 // defines. Under label noise alone (every sequence in-context, no fixed
 // tasks) the run has an in-context test and no other: test_icl is there
 // and, as its test set is the training law itself, equals the loss at
@@ -31,7 +32,7 @@ func TestSolverMetaWithoutMethod(t *testing.T) {
 // define, are absent rather than NaN (issue 45: export refused the NaN
 // and linattn run -noise 0.1 wrote nothing). Under fixed tasks all three
 // are written, finite.
-func TestRunArraysTests(t *testing.T) {
+func TestRunTests(t *testing.T) {
 	t.Parallel()
 	base, err := law.NewData([]float64{0.4, 0.3, 0.2, 0.1}, law.RandomRotation(4, 1), law.Lengths{N: 31})
 	if err != nil {
@@ -51,14 +52,17 @@ func TestRunArraysTests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := newSys(t, data, Model{Kind: Separate, H: 4, R: 1, Tau: 1})
+			s, err := flow.NewSystem(data, flow.Model{Kind: flow.Separate, H: 4, R: 1, Tau: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
 			y0, _ := s.Init(0.1, 3)
-			tr, err := s.Run(context.Background(), y0, RunSettings{T: 500, Samples: 11})
+			tr, err := s.Run(context.Background(), y0, flow.RunSettings{T: 500, Samples: 11})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, a := range RunArrays(s, tr) {
+			for _, a := range Run(s, tr) {
 				if strings.HasPrefix(a.Name, "test_") {
 					got = append(got, a.Name)
 					for i, x := range a.Float {
