@@ -77,9 +77,12 @@ func (r *floatReader) count(limit int) int {
 
 // vec reads what floatWriter.vec wrote: a length up to 2³², then as many
 // numbers.
-func (r *floatReader) vec() []float64 {
-	k := r.count(1 << 32)
-	v := make([]float64, 0, min(k, 1<<20))
+func (r *floatReader) vec() []float64 { return r.floats(r.count(1 << 32)) }
+
+// floats reads k numbers, growing the slice as they arrive: a length that
+// claims more than the file holds costs no more memory than it holds.
+func (r *floatReader) floats(k int) []float64 {
+	v := make([]float64, 0, min(k, 1<<16))
 	for i := 0; i < k && r.err == nil; i++ {
 		v = append(v, r.get())
 	}

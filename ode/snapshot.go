@@ -3,6 +3,7 @@ package ode
 import (
 	"fmt"
 	"io"
+	"math"
 )
 
 // snapshotFormat is the version of the binary encoding of a Snapshot; a
@@ -114,6 +115,9 @@ type Snapshot struct {
 	step              stepState
 	sol               *Solution
 }
+
+// Method returns the name of the method of the solve (Method.Name).
+func (sn *Snapshot) Method() string { return sn.method }
 
 // ReadSnapshot reads a Snapshot that Checkpoint.Save wrote.
 func ReadSnapshot(r io.Reader) (*Snapshot, error) {
@@ -532,6 +536,28 @@ func (sn *Snapshot) eventsOK() bool {
 	return true
 }
 
+// stepOK reports whether the snapshot's time lies in its interval, its
+// next step goes on towards t1 (a step the other way, or from beyond t1,
+// would never end) and its counts of work are not negative (the attempts
+// left are counted from them).
+func (sn *Snapshot) stepOK() bool {
+	dir := 1.0
+	if sn.t1 < sn.t0 {
+		dir = -1
+	}
+	st := &sn.stats
+	counts := []int{st.FuncEvals, st.Steps, st.Rejected, st.JacEvals, st.Decompositions, st.LinearSolves, st.KrylovIters, st.Switches}
+	for _, m := range st.PerMethod {
+		counts = append(counts, m.Steps, m.Rejected, m.FuncEvals)
+	}
+	for _, c := range counts {
+		if c < 0 {
+			return false
+		}
+	}
+	return dir*(sn.T-sn.t0) >= 0 && dir*(sn.t1-sn.T) >= 0 && dir*sn.h > 0 && !math.IsInf(sn.h, 0)
+}
+
 // resume continues the solve from the snapshot sn (Settings.Resume) after
 // checking that it is a solve of this problem with these settings.
 func (r *run) resume(sn *Snapshot) (*Result, error) {
@@ -544,7 +570,7 @@ func (r *run) resume(sn *Snapshot) (*Result, error) {
 	case sn.nEvents != len(s.Events) || sn.nTEval != len(s.TEval) || (sn.dense && !s.Dense):
 		return nil, fmt.Errorf("ode: Settings.Resume: a snapshot of a solve with other events, output times or dense output")
 	case len(sn.ctls) != len(in.st.names()) || sn.iEval < 0 || sn.iEval > len(s.TEval) || len(sn.teval) != sn.iEval ||
-		len(sn.yeval) != len(sn.teval)*in.n || !sn.eventsOK():
+		len(sn.yeval) != len(sn.teval)*in.n || !sn.eventsOK() || !sn.stepOK():
 		return nil, fmt.Errorf("%w: its records disagree", errSnapshot)
 	}
 	r.res = &Result{Y: make([]float64, in.n), Events: sn.events}
