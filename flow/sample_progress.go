@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/linattn/linattn/internal/floatio"
 )
 
 // samplingFormat is the version of the encoding SamplingProgress.Save
@@ -100,16 +102,16 @@ func (p *SamplingProgress) allDone(lo, hi int) bool {
 // the goroutines that sample call one at a time; it reads only the
 // values of sampled times, which no goroutine writes any more.
 func (p *SamplingProgress) Save(w io.Writer) error {
-	fw := newFloatWriter(w, samplingMagic)
-	fw.put(samplingFormat, float64(p.stride), float64(len(p.times)))
-	fw.put(p.times...)
+	fw := floatio.NewWriter(w, samplingMagic)
+	fw.Put(samplingFormat, float64(p.stride), float64(len(p.times)))
+	fw.Put(p.times...)
 	p.eachRun(func(r sampleRun) {
-		fw.put(float64(r.lo), float64(r.hi))
-		fw.put(r.loss...)
-		fw.put(r.states...)
+		fw.Put(float64(r.lo), float64(r.hi))
+		fw.Put(r.loss...)
+		fw.Put(r.states...)
 	})
-	fw.put(-1)
-	return fw.flush()
+	fw.Put(-1)
+	return fw.Flush()
 }
 
 // ReadSamplingProgress reads what SamplingProgress.Save wrote: runs of
@@ -120,32 +122,32 @@ func ReadSamplingProgress(r io.Reader) (*SamplingProgress, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f := fr.get(); fr.err == nil && f != samplingFormat {
+	if f := fr.Get(); fr.Err == nil && f != samplingFormat {
 		return nil, fmt.Errorf("%w: samples of format %g, this program reads %d", ErrCheckpoint, f, samplingFormat)
 	}
-	stride, nt := fr.count(1<<32), fr.count(1<<24)
-	p := &SamplingProgress{stride: stride, times: fr.floats(nt)}
-	if fr.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.err)
+	stride, nt := fr.Count(1<<32), fr.Count(1<<24)
+	p := &SamplingProgress{stride: stride, times: fr.Floats(nt)}
+	if fr.Err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.Err)
 	}
 	prev := 0.0
 	for {
-		lo := fr.get()
-		if fr.err != nil || lo == -1 {
+		lo := fr.Get()
+		if fr.Err != nil || lo == -1 {
 			break
 		}
-		hi := fr.get()
+		hi := fr.Get()
 		if !(lo >= prev && lo < hi && hi <= float64(nt) && lo == math.Trunc(lo) && hi == math.Trunc(hi)) {
 			return nil, fmt.Errorf("%w: its samples are damaged (times %g to %g of %d)", ErrCheckpoint, lo, hi, nt)
 		}
 		prev = hi
 		r := sampleRun{lo: int(lo), hi: int(hi)}
-		r.loss = fr.floats(r.hi - r.lo)
-		r.states = fr.floats((r.hi - r.lo) * p.stride)
+		r.loss = fr.Floats(r.hi - r.lo)
+		r.states = fr.Floats((r.hi - r.lo) * p.stride)
 		p.runs = append(p.runs, r)
 	}
-	if fr.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.err)
+	if fr.Err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.Err)
 	}
 	return p, nil
 }
