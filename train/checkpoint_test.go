@@ -63,7 +63,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		var saved bytes.Buffer
 		n := 0
 		stopped := c.train(tr, func(ck *Checkpoint) error {
-			if n++; n < calls/2 {
+			if n++; n < calls/2+1 {
 				return nil
 			}
 			if err := ck.Save(&saved); err != nil {
@@ -80,6 +80,9 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		}
 		if !(rs.T > 0 && rs.T < want.tr.FinalT) {
 			t.Fatalf("%s: checkpoint at t = %g of %g", name, rs.T, want.tr.FinalT)
+		}
+		if c.cfg.Batch > 0 && !(rs.gd.batch > 0 && rs.gd.batch < c.cfg.P) {
+			t.Fatalf("%s: checkpoint %d sequences into an epoch, want the middle of one", name, rs.gd.batch)
 		}
 		got := c.train(tr, nil, rs)
 		if got.err != nil {
