@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -91,5 +92,60 @@ func TestTrainCheckpoint(t *testing.T) {
 			t.Errorf("-checkpoint-restart: exit %d, %q", code, stderr)
 		}
 		sameFile(t, out, whole)
+	}
+}
+
+// TestSweepTrainCheckpoint: a sweep of train runs killed after each run's
+// checkpoints at about half its time (the files as they were then, the
+// outputs and index removed) and run again continues every run from them,
+// to the sweep's files byte for byte, and leaves no checkpoint.
+func TestSweepTrainCheckpoint(t *testing.T) {
+	t.Parallel()
+	specPath := writeSpec(t, `{"D": 3, "spectrum": "power:1", "P": 500, "steps": 1000, "samples": 60, "seed": [1, 2]}`)
+	whole, killed := t.TempDir(), t.TempDir()
+	if code, out := sweep(t, context.Background(), "-command", "train", "-spec", specPath, "-o", whole, "-j", "2"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	var mu sync.Mutex
+	atKill := map[string][]byte{}
+	ctx := withTestHooks(context.Background(), &testHooks{
+		checkpointDue: func(path string, tt float64) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return atKill[path] == nil && tt > 500
+		},
+		checkpointed: func(path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			atKill[path] = b
+			mu.Unlock()
+		},
+	})
+	if code, out := sweep(t, ctx, "-command", "train", "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || len(atKill) != 4 {
+		t.Fatalf("exit %d, %d checkpoints, want 4\n%s", code, len(atKill), out)
+	}
+	for path, b := range atKill {
+		os.WriteFile(path, b, 0o644)
+	}
+	for _, f := range []string{"train-0.npz", "train-0.json", "train-1.npz", "train-1.json", "index.json", "index.npz"} {
+		os.Remove(filepath.Join(killed, f))
+	}
+	var before atomic.Bool // a step before the checkpoints: a training started over
+	ctx = withTestHooks(context.Background(), &testHooks{step: func(tt float64) {
+		if tt <= 500 {
+			before.Store(true)
+		}
+	}})
+	if code, out := sweep(t, ctx, "-command", "train", "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || !strings.Contains(out, "(0 reused)") || before.Load() {
+		t.Fatalf("the sweep run again: exit %d, a training started over: %v\n%s", code, before.Load(), out)
+	}
+	for _, f := range []string{"train-0.npz", "train-1.npz", "index.npz"} {
+		sameFile(t, filepath.Join(killed, f), filepath.Join(whole, f))
+	}
+	if left, _ := filepath.Glob(filepath.Join(killed, "*ckpt*")); len(left) > 0 {
+		t.Errorf("checkpoints left: %v", left)
 	}
 }
