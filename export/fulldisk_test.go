@@ -48,7 +48,7 @@ func TestFullDisk(t *testing.T) {
 		_, err := createPending(path, func(w io.Writer) error { return WriteNPZ(w, arrays) },
 			func(f io.Writer) io.Writer { return &fullDisk{f, n} })
 		want := "export: write " + path + ": "
-		if err == nil || !strings.HasPrefix(err.Error(), want) || !err.Error() == want+"no space left on device" || strings.Contains(err.Error(), "\n") {
+		if err == nil || !strings.HasPrefix(err.Error(), want) || err.Error() != want+"no space left on device" || strings.Contains(err.Error(), "\n") {
 			t.Errorf("full after %d bytes: %v, want one line %q…no space left on device", n, err, want)
 		}
 		after, _ := os.ReadFile(path)
