@@ -108,8 +108,12 @@ func (r *Reader) Vec() []float64 { return r.Floats(r.Count(1 << 32)) }
 // Floats reads k numbers, growing the slice as they arrive.
 func (r *Reader) Floats(k int) []float64 {
 	v := make([]float64, 0, min(k, 1<<16))
-	for i := 0; i < k && r.Err == nil; i++ {
-		v = append(v, r.Get())
+	for i := 0; i < k; i++ {
+		x := r.Get()
+		if r.Err != nil {
+			break
+		}
+		v = append(v, x)
 	}
 	return v
 }
