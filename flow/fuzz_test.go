@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linattn/linattn/internal/floatio"
 	"github.com/linattn/linattn/internal/fuzzseed"
 	"github.com/linattn/linattn/ode"
 )
@@ -62,6 +63,19 @@ func TestSeeds(t *testing.T) {
 		}
 		fuzzseed.Write(t, "FuzzReadSamplingProgress", "valid-first", saved[0])
 		fuzzseed.Write(t, "FuzzReadSamplingProgress", "valid-last", saved[len(saved)-1])
+	}
+	// The damage that made ReadSamplingProgress allocate what the file
+	// claims: 2³² values per state at 2²⁴ output times, in 40 bytes.
+	var claim bytes.Buffer
+	fw := floatio.NewWriter(&claim, samplingMagic)
+	fw.Put(samplingFormat, 1<<32, 1<<24)
+	fw.Flush()
+	fuzzseed.Write(t, "FuzzReadSamplingProgress", "claims-2^56-values", claim.Bytes())
+	// damaged-time-past-the-end (FuzzReadCheckpoint) is a checkpoint whose
+	// snapshot's time the fuzzing moved to 2·10⁴⁰, past the run's end,
+	// with a step going back: its resume never ended.
+	if err := resumeCheckpoint(s, y0, fuzzseed.Arg(t, "FuzzReadCheckpoint", "damaged-time-past-the-end")); err == nil {
+		t.Error("the checkpoint past the end resumed")
 	}
 	for name, b := range fuzzseed.Valid(t, "FuzzReadCheckpoint") {
 		if err := resumeCheckpoint(s, y0, b); err != nil {

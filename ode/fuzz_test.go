@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -61,6 +62,53 @@ func TestSeeds(t *testing.T) {
 		}
 		for _, k := range []int{0, len(snaps) / 2, len(snaps) - 1} {
 			fuzzseed.Write(t, "FuzzReadSnapshot", fmt.Sprintf("valid-%s-%d", name, k), snaps[k])
+		}
+	}
+	// The damages the fuzzing found, each of which made the resumed solve
+	// panic or never end before ReadSnapshot and resume refused it: a BDF
+	// snapshot whose step record, output count, event or time is one no
+	// solve leaves.
+	damages := map[string]func(c *Checkpoint) (undo func()){
+		"step-kind": func(c *Checkpoint) func() {
+			l := &c.r.res.Solution.loc[0]
+			was := l.vecs
+			l.vecs = -7
+			return func() { l.vecs = was }
+		},
+		"output-count": func(c *Checkpoint) func() {
+			was := c.r.iEval
+			c.r.iEval = -3
+			return func() { c.r.iEval = was }
+		},
+		"event-index": func(c *Checkpoint) func() {
+			was := c.r.res.Events
+			c.r.res.Events = append(slices.Clip(was), EventRecord{Index: 9, Y: c.r.in.y})
+			return func() { c.r.res.Events = was }
+		},
+		"past-the-end": func(c *Checkpoint) func() {
+			t, h := c.r.t, c.r.h
+			c.r.t, c.r.h = 1e40, -1e38
+			return func() { c.r.t, c.r.h = t, h }
+		},
+	}
+	for name, damage := range damages {
+		p, s := fuzzProblem()
+		s.Method = BDF
+		var b bytes.Buffer
+		s.Checkpoint = func(c *Checkpoint) error {
+			if b.Len() > 0 || c.T < 0.5 {
+				return nil
+			}
+			undo := damage(c)
+			defer undo()
+			return c.Save(&b)
+		}
+		if _, err := Solve(context.Background(), p, s); err != nil {
+			t.Fatal(err)
+		}
+		fuzzseed.Write(t, "FuzzReadSnapshot", "damaged-"+name, b.Bytes())
+		if err := resumeSnapshot(b.Bytes()); err == nil {
+			t.Errorf("damaged %s: resumed", name)
 		}
 	}
 	for name, b := range fuzzseed.Valid(t, "FuzzReadSnapshot") {

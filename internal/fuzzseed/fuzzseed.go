@@ -70,6 +70,16 @@ func Valid(t testing.TB, target string) map[string][]byte {
 	return out
 }
 
+// Arg returns the first argument of the seed called name of the target.
+func Arg(t testing.TB, target, name string) []byte {
+	t.Helper()
+	b, err := firstArg(filepath.Join("testdata", "fuzz", target, name))
+	if err != nil {
+		t.Fatalf("fuzzseed: %v", err)
+	}
+	return b
+}
+
 // firstArg reads the first argument of a corpus file, a []byte or a
 // string literal.
 func firstArg(path string) ([]byte, error) {
