@@ -254,7 +254,14 @@ type PendingFile struct {
 }
 
 // CreatePending writes a PendingFile for path through write.
-func CreatePending(path string, write func(io.Writer) error) (_ *PendingFile, err error) {
+func CreatePending(path string, write func(io.Writer) error) (*PendingFile, error) {
+	return createPending(path, write, nil)
+}
+
+// createPending is CreatePending with the writes to the temporary file
+// passed through wrap (nil: none), which a test makes fail as a full disk
+// does.
+func createPending(path string, write func(io.Writer) error, wrap func(io.Writer) io.Writer) (_ *PendingFile, err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return nil, fmt.Errorf("export: create temporary file for %s: %w", path, err)
@@ -265,23 +272,37 @@ func CreatePending(path string, write func(io.Writer) error) (_ *PendingFile, er
 			os.Remove(tmp.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(tmp, 1<<16) // few system calls for large arrays
+	var file io.Writer = tmp
+	if wrap != nil {
+		file = wrap(tmp)
+	}
+	bw := bufio.NewWriterSize(file, 1<<16) // few system calls for large arrays
 	if err = write(bw); err != nil {
-		return nil, fmt.Errorf("export: write %s: %w", path, err)
+		return nil, fmt.Errorf("export: write %s: %w", path, cause(err))
 	}
 	if err = bw.Flush(); err != nil {
-		return nil, fmt.Errorf("export: write %s: %w", path, err)
+		return nil, fmt.Errorf("export: write %s: %w", path, cause(err))
 	}
 	if err = tmp.Sync(); err != nil {
-		return nil, fmt.Errorf("export: sync %s: %w", path, err)
+		return nil, fmt.Errorf("export: sync %s: %w", path, cause(err))
 	}
 	if err = tmp.Close(); err != nil {
-		return nil, fmt.Errorf("export: close %s: %w", path, err)
+		return nil, fmt.Errorf("export: close %s: %w", path, cause(err))
 	}
 	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
 		return nil, fmt.Errorf("export: chmod %s: %w", path, err)
 	}
 	return &PendingFile{tmp: tmp.Name(), path: path}, nil
+}
+
+// cause is the error of a system call on the temporary file without the
+// temporary file's name, which the user never sees: "no space left on
+// device" for a full file system.
+func cause(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
 }
 
 // Commit renames the file into place.

@@ -1,15 +1,15 @@
 package export
 
 import (
+	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
-
-	"github.com/sbinet/npyio/npy"
-	"github.com/sbinet/npyio/npz"
 )
 
 // Dtype is the numpy type string of a's data: '<f8' (float64), '<i8'
@@ -28,32 +28,87 @@ func (a Array) Dtype() string {
 // bool ('|b1') data in C or Fortran order. The Array has no name, its data
 // in C order in Float, Int or (bools) BoolAt, and its shape. Floats must be
 // finite: the writer never writes anything else, and the readers of our
-// files rely on it.
+// files rely on it. The file must hold exactly the data its header
+// declares: a header whose shape claims more than r holds (when r tells
+// its length, as bytes.Reader does) is refused before anything is
+// allocated, and data are read as they come, never more than the file
+// has.
 func ReadNPY(r io.Reader) (Array, error) {
-	nr, err := npy.NewReader(r)
+	avail := int64(-1)
+	if l, ok := r.(interface{ Len() int }); ok {
+		avail = int64(l.Len())
+	}
+	return readNPY(r, avail)
+}
+
+// readNPY is ReadNPY of a file of avail bytes (−1: not known).
+func readNPY(r io.Reader, avail int64) (Array, error) {
+	h, err := readHeader(r)
 	if err != nil {
 		return Array{}, err
 	}
-	return decode(nr.Header, nr.Read)
+	item := itemSize(h.descr)
+	if item == 0 {
+		return Array{}, &DtypeError{Type: h.descr}
+	}
+	want := int64(h.size) * int64(item)
+	if avail >= 0 && avail-int64(h.length) != want {
+		return Array{}, fmt.Errorf("the header's shape %v of %s needs %d bytes of data, the file has %d", h.shape, h.descr, want, avail-int64(h.length))
+	}
+	raw, err := readData(r, want)
+	if err != nil {
+		return Array{}, fmt.Errorf("shape %v of %s: %w", h.shape, h.descr, err)
+	}
+	return decode(h, raw)
 }
 
-// NPZReader reads the arrays of a .npz archive, as numpy.savez writes it.
+// readData reads exactly n bytes of data and checks that nothing follows,
+// growing its buffer as the bytes arrive: a file that claims more than it
+// holds costs no more memory than it holds.
+func readData(r io.Reader, n int64) ([]byte, error) {
+	const chunk = 1 << 20
+	buf := make([]byte, 0, min(n, chunk))
+	for int64(len(buf)) < n {
+		k := int(min(n-int64(len(buf)), chunk))
+		buf = slices.Grow(buf, k)
+		got, err := io.ReadFull(r, buf[len(buf):len(buf)+k])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			return nil, fmt.Errorf("the data are cut short: %d of %d bytes", len(buf), n)
+		}
+	}
+	var extra [1]byte
+	if k, _ := io.ReadFull(r, extra[:]); k > 0 {
+		return nil, fmt.Errorf("more data than the %d bytes the header declares", n)
+	}
+	return buf, nil
+}
+
+// NPZReader reads the arrays of a .npz archive, as numpy.savez (or
+// numpy.savez_compressed) writes it.
 type NPZReader struct {
-	zr    *npz.Reader
+	files map[string]*zip.File
 	names []string
 }
 
-// NewNPZReader opens the .npz archive in r, of size bytes.
+// NewNPZReader opens the .npz archive in r, of size bytes. Its members
+// NAME.npy are the arrays; a name twice is refused.
 func NewNPZReader(r io.ReaderAt, size int64) (*NPZReader, error) {
-	zr, err := npz.NewReader(r, size)
+	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("not a .npz file: %w", err)
 	}
-	z := &NPZReader{zr: zr}
-	for _, k := range zr.Keys() {
-		if name, ok := strings.CutSuffix(k, ".npy"); ok {
-			z.names = append(z.names, name)
+	z := &NPZReader{files: map[string]*zip.File{}}
+	for _, f := range zr.File {
+		name, ok := strings.CutSuffix(f.Name, ".npy")
+		if !ok {
+			continue
 		}
+		if z.files[name] != nil {
+			return nil, fmt.Errorf("not a .npz file: array %q appears twice", name)
+		}
+		z.files[name] = f
+		z.names = append(z.names, name)
 	}
 	return z, nil
 }
@@ -71,25 +126,25 @@ func LoadNPZ(path string) (*NPZReader, error) {
 func (z *NPZReader) Names() []string { return append([]string(nil), z.names...) }
 
 // Has reports whether the archive holds the array called name.
-func (z *NPZReader) Has(name string) bool {
-	for _, n := range z.names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+func (z *NPZReader) Has(name string) bool { return z.files[name] != nil }
 
-// Read decodes the array called name, as ReadNPY does.
+// Read decodes the array called name, as ReadNPY does; the member's
+// declared size bounds what its header may claim.
 func (z *NPZReader) Read(name string) (Array, error) {
-	if !z.Has(name) {
+	f := z.files[name]
+	if f == nil {
 		return Array{}, fmt.Errorf("no array %q", name)
 	}
-	hdr := z.zr.Header(name + ".npy")
-	if hdr == nil {
-		return Array{}, fmt.Errorf("array %q is not a valid .npy", name)
+	rc, err := f.Open()
+	if err != nil {
+		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
-	a, err := decode(*hdr, func(ptr any) error { return z.zr.Read(name+".npy", ptr) })
+	defer rc.Close()
+	avail := int64(-1)
+	if f.UncompressedSize64 <= math.MaxInt64 {
+		avail = int64(f.UncompressedSize64)
+	}
+	a, err := readNPY(rc, avail)
 	if err != nil {
 		return Array{}, fmt.Errorf("array %q: %w", name, err)
 	}
@@ -97,42 +152,39 @@ func (z *NPZReader) Read(name string) (Array, error) {
 	return a, nil
 }
 
-// decode reads the data described by h through read and puts it in C
-// order.
-func decode(h npy.Header, read func(ptr any) error) (Array, error) {
-	shape := append([]int{}, h.Descr.Shape...)
-	a := Array{Shape: shape}
+// decode turns the raw little-endian data of h into an Array in C order.
+func decode(h npyHeader, raw []byte) (Array, error) {
+	a := Array{Shape: h.shape}
 	var perm []int // C position → stored position, for Fortran order
-	if h.Descr.Fortran && len(shape) > 1 {
-		perm = fortranIndex(shape)
+	if h.fortran && len(h.shape) > 1 {
+		perm = fortranIndex(h.shape)
 	}
-	switch h.Descr.Type {
+	switch h.descr {
 	case "<f8":
-		var x []float64
-		if err := read(&x); err != nil {
-			return a, err
-		}
-		for i, v := range x {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return a, fmt.Errorf("value %d is %g, want finite values", i, v)
+		x := make([]float64, h.size)
+		for i := range x {
+			x[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+			if math.IsNaN(x[i]) || math.IsInf(x[i], 0) {
+				return a, fmt.Errorf("value %d is %g, want finite values", i, x[i])
 			}
 		}
 		a.Float = permute(x, perm)
 	case "<i8":
-		var x []int64
-		if err := read(&x); err != nil {
-			return a, err
+		x := make([]int64, h.size)
+		for i := range x {
+			x[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
 		}
 		a.Int = permute(x, perm)
 	case "|b1":
-		var x []bool
-		if err := read(&x); err != nil {
-			return a, err
+		x := make([]bool, h.size)
+		for i, c := range raw {
+			if c > 1 {
+				return a, fmt.Errorf("value %d is the byte %d, want a bool: 0 or 1", i, c)
+			}
+			x[i] = c == 1
 		}
 		x = permute(x, perm)
 		a.BoolAt = func(i int) bool { return x[i] }
-	default:
-		return a, &DtypeError{Type: h.Descr.Type}
 	}
 	return a, nil
 }

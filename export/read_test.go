@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -121,5 +122,41 @@ func TestReadRefuses(t *testing.T) {
 	}
 	if _, err := NewNPZReader(bytes.NewReader([]byte("text")), 4); err == nil || !strings.Contains(err.Error(), "not a .npz file") {
 		t.Errorf("not a zip: %v", err)
+	}
+}
+
+// TestReadNPYDamaged: damaged and lying headers are refused in one line
+// each, before anything they claim is allocated. The first is the file of
+// issue 46, on which github.com/sbinet/npyio v0.9.0 (and v0.14.0) panics:
+// its header claims 118 bytes and the file ends 60 bytes in.
+func TestReadNPYDamaged(t *testing.T) {
+	f8 := func(shape string, n int) []byte {
+		return npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': "+shape+", }", make([]byte, n))
+	}
+	for _, tc := range []struct {
+		file []byte
+		want string
+	}{
+		{[]byte("\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (4, 4), }\n"), "the .npy header is cut short: 60 of the 118 bytes it claims"},
+		{f8("(1000000, 1000000)", 8), "needs 8000000000000 bytes of data, the file has 8"},
+		{f8("(2,)", 8), "needs 16 bytes of data, the file has 8"},
+		{f8("(1,)", 16), "needs 8 bytes of data, the file has 16"},
+		{f8("(2, -1)", 8), "want a dimension 0 to 10^15"},
+		{f8("(1099511627776, 2)", 8), "more than 2^40 elements"},
+		{npyFile("{'descr': '<f8', 'shape': (1,), }", make([]byte, 8)), "want the keys 'descr', 'fortran_order' and 'shape'"},
+		{npyFile("{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8)), `key "descr" appears twice`},
+		{npyFile("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", []byte{2}), "the byte 2, want a bool: 0 or 1"},
+		{[]byte("\x93NUMPY\x02\x00\xff\xff\xff\xff"), "claims 4294967295 bytes, more than the 65536 allowed"},
+		{[]byte("PK\x03\x04"), "not a .npy file"},
+	} {
+		_, err := ReadNPY(bytes.NewReader(tc.file))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("error %v, want one line with %q", err, tc.want)
+		}
+	}
+	// A reader that does not tell its length: the data read as they come.
+	_, err := ReadNPY(struct{ io.Reader }{bytes.NewReader(f8("(1000000, 1000000)", 8))})
+	if err == nil || !strings.Contains(err.Error(), "the data are cut short: 8 of 8000000000000 bytes") {
+		t.Errorf("streamed: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/linattn/linattn/internal/floatio"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -45,18 +46,18 @@ func (c *Checkpoint) Save(w io.Writer) error {
 	if c.settle != nil {
 		settleT, settleL = c.settle.t, c.settle.loss
 	}
-	fw := newFloatWriter(w, checkpointMagic)
-	fw.put(checkpointFormat, float64(c.n))
-	fw.vec(c.path.path.T)
-	fw.vec(c.path.path.Loss)
-	fw.put(b2f(c.settle != nil))
-	fw.vec(settleT)
-	fw.vec(settleL)
-	fw.put(b2f(c.rec.thinned()))
+	fw := floatio.NewWriter(w, checkpointMagic)
+	fw.Put(checkpointFormat, float64(c.n))
+	fw.Vec(c.path.path.T)
+	fw.Vec(c.path.path.Loss)
+	fw.Put(b2f(c.settle != nil))
+	fw.Vec(settleT)
+	fw.Vec(settleL)
+	fw.Put(b2f(c.rec.thinned()))
 	if c.rec.thinned() {
 		c.rec.save(fw)
 	}
-	if err := fw.flush(); err != nil {
+	if err := fw.Flush(); err != nil {
 		return err
 	}
 	return c.oc.Save(w)
@@ -90,18 +91,18 @@ func ReadCheckpoint(r io.Reader) (*Resume, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f := fr.get(); fr.err == nil && f != checkpointFormat {
+	if f := fr.Get(); fr.Err == nil && f != checkpointFormat {
 		return nil, fmt.Errorf("%w: format %g, this program reads %d", ErrCheckpoint, f, checkpointFormat)
 	}
-	rs := &Resume{n: int(fr.get())}
-	rs.path.T, rs.path.Loss = fr.vec(), fr.vec()
-	rs.settle = fr.get() != 0
-	rs.settleT, rs.settleL = fr.vec(), fr.vec()
-	if fr.get() != 0 {
+	rs := &Resume{n: int(fr.Get())}
+	rs.path.T, rs.path.Loss = fr.Vec(), fr.Vec()
+	rs.settle = fr.Get() != 0
+	rs.settleT, rs.settleL = fr.Vec(), fr.Vec()
+	if fr.Get() != 0 {
 		rs.record = readRecord(fr)
 	}
-	if fr.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.err)
+	if fr.Err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.Err)
 	}
 	if len(rs.path.T) == 0 || len(rs.path.T) != len(rs.path.Loss) || len(rs.settleT) != len(rs.settleL) {
 		return nil, fmt.Errorf("%w: its loss path is damaged", ErrCheckpoint)
@@ -109,7 +110,7 @@ func ReadCheckpoint(r io.Reader) (*Resume, error) {
 	if rs.record != nil && !rs.record.valid(rs.n) {
 		return nil, fmt.Errorf("%w: its record of the accepted steps is damaged", ErrCheckpoint)
 	}
-	if rs.snapshot, err = ode.ReadSnapshot(fr.br); err != nil {
+	if rs.snapshot, err = ode.ReadSnapshot(fr.Rest()); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
 	}
 	rs.T = rs.snapshot.T

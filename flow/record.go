@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/linattn/linattn/internal/floatio"
 	"github.com/linattn/linattn/ode"
 )
 
@@ -106,25 +107,25 @@ func (s *System) testLossesEigen() func(ye []float64) (icl, iwl, idg float64) {
 }
 
 // save writes the records for a checkpoint (Checkpoint.Save).
-func (r *runRecord) save(fw floatWriter) {
+func (r *runRecord) save(fw floatio.Writer) {
 	rec, st := r.rec, r.steps
 	for _, c := range rec.coord {
-		fw.put(c.q, c.prev)
+		fw.Put(c.q, c.prev)
 	}
-	fw.vec(rec.t)
-	fw.vec(rec.loss)
+	fw.Vec(rec.t)
+	fw.Vec(rec.loss)
 	hits := make([]float64, 0, 6*len(rec.hits))
 	for _, h := range rec.hits {
 		for _, sp := range h {
 			hits = append(hits, sp.lo, sp.hi)
 		}
 	}
-	fw.vec(hits)
-	fw.vec(rec.states)
-	fw.put(float64(st.stride), float64(st.count), b2f(st.tests))
-	fw.vec(st.t)
+	fw.Vec(hits)
+	fw.Vec(rec.states)
+	fw.Put(float64(st.stride), float64(st.count), b2f(st.tests))
+	fw.Vec(st.t)
 	for k := range st.rows() {
-		fw.vec(st.val[k])
+		fw.Vec(st.val[k])
 	}
 }
 
@@ -139,20 +140,20 @@ type savedRecord struct {
 	stepVal       [4][]float64
 }
 
-func readRecord(fr *floatReader) *savedRecord {
+func readRecord(fr *floatio.Reader) *savedRecord {
 	sr := &savedRecord{qPrev: make([]float64, 6)}
 	for i := range sr.qPrev {
-		sr.qPrev[i] = fr.get()
+		sr.qPrev[i] = fr.Get()
 	}
-	sr.t, sr.loss, sr.hits, sr.states = fr.vec(), fr.vec(), fr.vec(), fr.vec()
-	sr.stride, sr.count, sr.tests = int(fr.get()), int(fr.get()), fr.get() != 0
-	sr.stepT = fr.vec()
+	sr.t, sr.loss, sr.hits, sr.states = fr.Vec(), fr.Vec(), fr.Vec(), fr.Vec()
+	sr.stride, sr.count, sr.tests = int(fr.Get()), int(fr.Get()), fr.Get() != 0
+	sr.stepT = fr.Vec()
 	rows := 1
 	if sr.tests {
 		rows = 4
 	}
 	for k := range rows {
-		sr.stepVal[k] = fr.vec()
+		sr.stepVal[k] = fr.Vec()
 	}
 	return sr
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/linattn/linattn/internal/floatio"
 )
 
 // samplingFormat is the version of the encoding SamplingProgress.Save
@@ -29,18 +31,49 @@ type SamplingProgress struct {
 	loss   []float64
 	states []float64 // by output time
 
+	// runs are the samples of a progress read back
+	// (ReadSamplingProgress), which has no arrays of its own: a file
+	// costs no more memory than it holds, whatever it claims.
+	runs []sampleRun
+
 	mu   sync.Mutex // the groups' goroutines mark done and save under it
 	hook func(*SamplingProgress) error
 }
 
+// sampleRun is a run of sampled output times [lo, hi) read back, with
+// their loss and states.
+type sampleRun struct {
+	lo, hi       int
+	loss, states []float64
+}
+
 // Done returns the number of output times sampled so far, and of all.
 func (p *SamplingProgress) Done() (sampled, total int) {
-	for _, d := range p.done {
-		if d {
-			sampled++
-		}
-	}
+	p.eachRun(func(r sampleRun) { sampled += r.hi - r.lo })
 	return sampled, len(p.times)
+}
+
+// eachRun calls fn with every maximal run of sampled output times, in
+// order (a progress read back: its runs as read).
+func (p *SamplingProgress) eachRun(fn func(sampleRun)) {
+	if p.done == nil {
+		for _, r := range p.runs {
+			fn(r)
+		}
+		return
+	}
+	for lo := 0; lo < len(p.done); {
+		if !p.done[lo] {
+			lo++
+			continue
+		}
+		hi := lo
+		for hi < len(p.done) && p.done[hi] {
+			hi++
+		}
+		fn(sampleRun{lo, hi, p.loss[lo:hi], p.states[lo*p.stride : hi*p.stride]})
+		lo = hi
+	}
 }
 
 // finish marks the output times [lo, hi) sampled and calls the hook.
@@ -69,74 +102,54 @@ func (p *SamplingProgress) allDone(lo, hi int) bool {
 // the goroutines that sample call one at a time; it reads only the
 // values of sampled times, which no goroutine writes any more.
 func (p *SamplingProgress) Save(w io.Writer) error {
-	fw := newFloatWriter(w, samplingMagic)
-	fw.put(samplingFormat, float64(p.stride), float64(len(p.times)))
-	fw.put(p.times...)
-	for lo := 0; lo < len(p.done); {
-		if !p.done[lo] {
-			lo++
-			continue
-		}
-		hi := lo
-		for hi < len(p.done) && p.done[hi] {
-			hi++
-		}
-		fw.put(float64(lo), float64(hi))
-		fw.put(p.loss[lo:hi]...)
-		fw.put(p.states[lo*p.stride : hi*p.stride]...)
-		lo = hi
-	}
-	fw.put(-1)
-	return fw.flush()
+	fw := floatio.NewWriter(w, samplingMagic)
+	fw.Put(samplingFormat, float64(p.stride), float64(len(p.times)))
+	fw.Put(p.times...)
+	p.eachRun(func(r sampleRun) {
+		fw.Put(float64(r.lo), float64(r.hi))
+		fw.Put(r.loss...)
+		fw.Put(r.states...)
+	})
+	fw.Put(-1)
+	return fw.Flush()
 }
 
-// ReadSamplingProgress reads what SamplingProgress.Save wrote. Errors wrap
+// ReadSamplingProgress reads what SamplingProgress.Save wrote: runs of
+// sampled output times in increasing order, none overlapping. Errors wrap
 // ErrCheckpoint.
 func ReadSamplingProgress(r io.Reader) (*SamplingProgress, error) {
 	fr, err := newFloatReader(r, samplingMagic, "the samples of a flow")
 	if err != nil {
 		return nil, err
 	}
-	if f := fr.get(); fr.err == nil && f != samplingFormat {
+	if f := fr.Get(); fr.Err == nil && f != samplingFormat {
 		return nil, fmt.Errorf("%w: samples of format %g, this program reads %d", ErrCheckpoint, f, samplingFormat)
 	}
-	stride, nt := fr.count(1<<32), fr.count(1<<24)
-	p := &SamplingProgress{stride: stride, times: make([]float64, 0, nt)}
-	for i := 0; i < nt && fr.err == nil; i++ {
-		p.times = append(p.times, fr.get())
+	stride, nt := fr.Count(1<<32), fr.Count(1<<24)
+	p := &SamplingProgress{stride: stride, times: fr.Floats(nt)}
+	if fr.Err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.Err)
 	}
-	if fr.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.err)
-	}
-	p.alloc()
+	prev := 0.0
 	for {
-		lo := fr.get()
-		if fr.err != nil || lo == -1 {
+		lo := fr.Get()
+		if fr.Err != nil || lo == -1 {
 			break
 		}
-		hi := fr.get()
-		if !(lo >= 0 && lo < hi && hi <= float64(nt) && lo == math.Trunc(lo) && hi == math.Trunc(hi)) {
+		hi := fr.Get()
+		if !(lo >= prev && lo < hi && hi <= float64(nt) && lo == math.Trunc(lo) && hi == math.Trunc(hi)) {
 			return nil, fmt.Errorf("%w: its samples are damaged (times %g to %g of %d)", ErrCheckpoint, lo, hi, nt)
 		}
-		p.readRun(int(lo), int(hi), fr.get)
+		prev = hi
+		r := sampleRun{lo: int(lo), hi: int(hi)}
+		r.loss = fr.Floats(r.hi - r.lo)
+		r.states = fr.Floats((r.hi - r.lo) * p.stride)
+		p.runs = append(p.runs, r)
 	}
-	if fr.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.err)
+	if fr.Err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.Err)
 	}
 	return p, nil
-}
-
-// readRun reads the values of the sampled times [lo, hi) with get.
-func (p *SamplingProgress) readRun(lo, hi int, get func() float64) {
-	for i := lo; i < hi; i++ {
-		p.loss[i] = get()
-	}
-	for j := lo * p.stride; j < hi*p.stride; j++ {
-		p.states[j] = get()
-	}
-	for i := lo; i < hi; i++ {
-		p.done[i] = true
-	}
 }
 
 // alloc gives p the arrays of its output times and states.
@@ -153,9 +166,13 @@ func newSamplingProgress(times []float64, stride int, resume *SamplingProgress) 
 	p := &SamplingProgress{times: times, stride: stride}
 	p.alloc()
 	if resume.sameSampling(p) {
-		copy(p.done, resume.done)
-		copy(p.loss, resume.loss)
-		copy(p.states, resume.states)
+		resume.eachRun(func(r sampleRun) {
+			copy(p.loss[r.lo:r.hi], r.loss)
+			copy(p.states[r.lo*p.stride:r.hi*p.stride], r.states)
+			for i := r.lo; i < r.hi; i++ {
+				p.done[i] = true
+			}
+		})
 	}
 	return p
 }

@@ -3,6 +3,7 @@ package ode
 import (
 	"fmt"
 	"io"
+	"math"
 )
 
 // snapshotFormat is the version of the binary encoding of a Snapshot; a
@@ -114,6 +115,9 @@ type Snapshot struct {
 	step              stepState
 	sol               *Solution
 }
+
+// Method returns the name of the method of the solve (Method.Name).
+func (sn *Snapshot) Method() string { return sn.method }
 
 // ReadSnapshot reads a Snapshot that Checkpoint.Save wrote.
 func ReadSnapshot(r io.Reader) (*Snapshot, error) {
@@ -410,36 +414,67 @@ func loadSolution(d *decoder, n int, t0, t1 float64) *Solution {
 	return s
 }
 
-// consistent checks what loadSolution read: every step's record, its
-// values inside their block, the knots' and the tail's lengths.
+// consistent checks what loadSolution read, as a solve leaves it: every
+// step's record, its values inside their block and after the values of
+// the step before (compact moves them forward in place), the spacings
+// within reach of doubling, the BDF record's attempts, knots (at
+// increasing steps, their values in order too) and setups (of increasing
+// serials), and the tail's lengths.
 func (s *Solution) consistent() bool {
 	k := len(s.t0)
-	if len(s.t1) != k || len(s.h) != k || len(s.loc) != k || len(s.tail) != s.n || s.spacing < 1 {
+	if len(s.t1) != k || len(s.h) != k || len(s.loc) != k || len(s.tail) != s.n || !spacingOK(s.spacing) ||
+		s.runStart < 0 || s.runStart > k || s.size < 0 {
 		return false
 	}
 	if s.bdf == nil && (len(s.hTry) != k || len(s.rho) != k) {
 		return false
 	}
-	inBlock := func(block, off int32, length int) bool {
-		return block >= 0 && int(block) < len(s.blocks) && off >= 0 && int(off)+length <= len(s.blocks[block])
-	}
+	var pos storedOrder
 	for _, l := range s.loc {
 		switch {
-		case l.vecs >= 0 && !inBlock(l.block, l.off, s.n*(2+int(l.vecs))):
+		case l.vecs == bdfStepLoc:
+			if s.bdf == nil {
+				return false
+			}
+		case l.vecs == hermiteBare:
+			if l.block != -1 || s.bdf != nil {
+				return false
+			}
+		case s.bdf != nil:
+			return false // a BDF solve's steps are all BDF's
+		case l.vecs == hermiteY:
+			if !pos.next(s, l.block, l.off, s.n) {
+				return false
+			}
+		case l.vecs < 0 || l.vecs > maxStepVecs:
 			return false
-		case l.vecs == hermiteY && !inBlock(l.block, l.off, s.n):
-			return false
+		default:
+			if !pos.next(s, l.block, l.off, s.n*(2+int(l.vecs))) {
+				return false
+			}
 		}
 	}
 	tr := s.bdf
 	if tr == nil {
 		return true
 	}
-	if len(tr.attEnd) != k || tr.spacing < 1 || len(tr.knots) == 0 || tr.tailQ < 0 || tr.tailQ > bdfMaxOrder {
+	if len(tr.attEnd) != k || !spacingOK(tr.spacing) || len(tr.knots) == 0 || tr.tailQ < 0 || tr.tailQ > bdfMaxOrder {
 		return false
 	}
-	for _, kn := range tr.knots {
-		if kn.sc.q < 0 || kn.sc.q > bdfMaxOrder || !inBlock(kn.block, kn.off, s.knotLen(&kn)) {
+	for i, e := range tr.attEnd {
+		if e < 0 || int(e) > len(tr.attempts) || (i > 0 && e < tr.attEnd[i-1]) {
+			return false
+		}
+	}
+	pos = storedOrder{}
+	for i, kn := range tr.knots {
+		if kn.sc.q < 0 || kn.sc.q > bdfMaxOrder || kn.step < 0 || kn.step > k || (i > 0 && kn.step <= tr.knots[i-1].step) ||
+			!pos.next(s, kn.block, kn.off, s.knotLen(&kn)) {
+			return false
+		}
+	}
+	for i, su := range tr.setups {
+		if len(su.y) != s.n || (i > 0 && su.serial <= tr.setups[i-1].serial) {
 			return false
 		}
 	}
@@ -448,6 +483,30 @@ func (s *Solution) consistent() bool {
 			return false
 		}
 	}
+	return true
+}
+
+// maxStepVecs bounds the Hairer-form vectors of a step (DOP853's dense
+// output has 7).
+const maxStepVecs = 16
+
+// spacingOK reports whether a thinning spacing is a power of two that
+// can still double.
+func spacingOK(sp int) bool { return sp >= 1 && sp <= 1<<40 && sp&(sp-1) == 0 }
+
+// storedOrder follows the values of a Solution's steps (or knots) in the
+// order they were stored: each inside its block, at or after where the
+// values before it end.
+type storedOrder struct {
+	block, end int
+}
+
+func (o *storedOrder) next(s *Solution, block, off int32, length int) bool {
+	b, f := int(block), int(off)
+	if b < 0 || b >= len(s.blocks) || f < 0 || f+length > len(s.blocks[b]) || b < o.block || (b == o.block && f < o.end) {
+		return false
+	}
+	o.block, o.end = b, f+length
 	return true
 }
 
@@ -466,6 +525,39 @@ func (s *Solution) resumeBDF(p *Problem, in *Integrator, st *bdfStepper) {
 	}
 }
 
+// eventsOK reports whether the events located are of the snapshot's
+// events, with states of its length.
+func (sn *Snapshot) eventsOK() bool {
+	for _, ev := range sn.events {
+		if ev.Index < 0 || ev.Index >= sn.nEvents || len(ev.Y) != sn.n || ev.Direction < -1 || ev.Direction > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// stepOK reports whether the snapshot's time lies in its interval, its
+// next step goes on towards t1 (a step the other way, or from beyond t1,
+// would never end) and its counts of work are not negative (the attempts
+// left are counted from them).
+func (sn *Snapshot) stepOK() bool {
+	dir := 1.0
+	if sn.t1 < sn.t0 {
+		dir = -1
+	}
+	st := &sn.stats
+	counts := []int{st.FuncEvals, st.Steps, st.Rejected, st.JacEvals, st.Decompositions, st.LinearSolves, st.KrylovIters, st.Switches}
+	for _, m := range st.PerMethod {
+		counts = append(counts, m.Steps, m.Rejected, m.FuncEvals)
+	}
+	for _, c := range counts {
+		if c < 0 {
+			return false
+		}
+	}
+	return dir*(sn.T-sn.t0) >= 0 && dir*(sn.t1-sn.T) >= 0 && dir*sn.h > 0 && !math.IsInf(sn.h, 0)
+}
+
 // resume continues the solve from the snapshot sn (Settings.Resume) after
 // checking that it is a solve of this problem with these settings.
 func (r *run) resume(sn *Snapshot) (*Result, error) {
@@ -477,7 +569,8 @@ func (r *run) resume(sn *Snapshot) (*Result, error) {
 		return nil, fmt.Errorf("ode: Settings.Resume: a snapshot of a solve over [%g, %g] at rtol %g, not [%g, %g] at %g", sn.t0, sn.t1, sn.rtol, p.T0, p.T1, in.rtol)
 	case sn.nEvents != len(s.Events) || sn.nTEval != len(s.TEval) || (sn.dense && !s.Dense):
 		return nil, fmt.Errorf("ode: Settings.Resume: a snapshot of a solve with other events, output times or dense output")
-	case len(sn.ctls) != len(in.st.names()) || sn.iEval > len(s.TEval) || len(sn.yeval) != len(sn.teval)*in.n:
+	case len(sn.ctls) != len(in.st.names()) || sn.iEval < 0 || sn.iEval > len(s.TEval) || len(sn.teval) != sn.iEval ||
+		len(sn.yeval) != len(sn.teval)*in.n || !sn.eventsOK() || !sn.stepOK():
 		return nil, fmt.Errorf("%w: its records disagree", errSnapshot)
 	}
 	r.res = &Result{Y: make([]float64, in.n), Events: sn.events}

@@ -110,8 +110,8 @@ func (s *resolver) resolveTasks() error {
 			return fmt.Errorf("-w0 has %d numbers, want K·D = a multiple of D = %d (K task vectors)", len(s.W0), s.D)
 		}
 		for i, x := range s.W0 {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return fmt.Errorf("-w0: entry %d is %g, want finite numbers", i+1, x)
+			if !(math.Abs(x) <= maxTaskEntry) {
+				return fmt.Errorf("-w0: entry %d is %g, want finite numbers of size at most %g", i+1, x, maxTaskEntry)
 			}
 		}
 		if k := len(s.W0) / s.D; s.Given("tasks") && s.Tasks != k {
@@ -151,6 +151,10 @@ func (s *resolver) lengths() law.Lengths {
 	}
 	return law.Lengths{Nu: s.Nu}
 }
+
+// maxTaskEntry bounds the entries of fixed task vectors: the law's
+// moments hold their fourth powers, which must stay finite.
+const maxTaskEntry = 1e50
 
 // maxRecordedTasks bounds the numbers a sidecar records as -w0 of drawn
 // tasks; beyond it the data seed and -task-draw repeat them.
@@ -193,6 +197,9 @@ func (j *Job) law(s *resolver, data *law.Data) (*law.Data, error) {
 // that it reruns them (with the data seed and -task-draw that drew them:
 // givenTasks).
 func (j *Job) fixedTasks(s *resolver) ([][]float64, error) {
+	if !s.Given("w0-file") && (s.Tasks < 1 || s.Tasks > MaxTasks) { // given where they have no effect: unchecked before
+		return nil, fmt.Errorf("-tasks = %d, want 1 ≤ K ≤ %d fixed task vectors", s.Tasks, MaxTasks)
+	}
 	var fixed [][]float64
 	switch {
 	case s.Given("w0"):
@@ -283,8 +290,8 @@ func (j *Job) readTasks(s *resolver) ([][]float64, error) {
 		return nil, fmt.Errorf("-tasks = %d but -w0-file holds %d task vectors; give one of the two", s.Tasks, shape[0])
 	}
 	for i, x := range data {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("-w0-file %s: entry %d is %g, want finite numbers", s.W0File, i, x)
+		if !(math.Abs(x) <= maxTaskEntry) {
+			return nil, fmt.Errorf("-w0-file %s: entry %d is %g, want finite numbers of size at most %g", s.W0File, i, x, maxTaskEntry)
 		}
 	}
 	s.Tasks = shape[0]

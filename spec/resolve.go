@@ -464,7 +464,7 @@ func (s *resolver) resolveMethod() error {
 	if s.Given("atol") && (!(s.ATol > 0) || math.IsInf(s.ATol, 0)) {
 		return fmt.Errorf("-atol = %g, want a finite absolute tolerance > 0", s.ATol)
 	}
-	return nil
+	return s.resolveCheckpoint()
 }
 
 func (s *resolver) resolveLandscape() error {

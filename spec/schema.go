@@ -269,7 +269,7 @@ var fields = []Field{
 	{Name: "atol", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "absolute tolerance > 0, finite", Default: num(flow.DefaultATol), DefaultNote: tightFor(flow.ExplicitATol, func(m flow.Model, meth ode.Method) float64 { _, a := flow.Tolerances(m, meth); return a }),
 		ptr: func(s *Spec) any { return &s.ATol }},
 
-	{Name: "checkpoint", Group: GroupSolver, Usage: "run: save the run's state beside its output (FILE.ckpt) every DURATION (at least " + MinCheckpoint.String() + ", such as 30s or 5m, and never so often that saving takes more than a tenth of the run's time; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
+	{Name: "checkpoint", Group: GroupSolver, Also: []Group{GroupTrain}, Usage: "run and train: save the run's state beside its output (FILE.ckpt; train also FILE.population.ckpt, its population flow's) every DURATION (at least " + MinCheckpoint.String() + ", such as 30s or 5m, and never so often that saving takes more than a tenth of the run's time; 0: never), and when interrupted, so that the same command continues a killed run where it was saved, with the same output bit for bit", Default: "1m",
 		ptr: func(s *Spec) any { return &s.Checkpoint }},
 
 	{Name: "state-every", Group: GroupSolver, Usage: "run: keep at most as many states (v, K, Q, U, key_alignment, M) as every K-th output time and the last, K ≥ 1, at steps of the run spread over it, their times in state_t; the loss and the test losses are kept at every time, interpolated between the steps", DefaultNote: stateEveryNote(),

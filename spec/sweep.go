@@ -70,7 +70,7 @@ func ParseSweep(data []byte) (*Sweep, error) {
 			sw.fixed[f.Name] = raw
 		}
 		var c bytes.Buffer
-		if err := json.Compact(&c, raw); err != nil {
+		if err := canonicalJSON(&c, raw); err != nil {
 			return nil, fmt.Errorf("sweep spec: field %q: %w", f.Name, err)
 		}
 		if canon.Len() > 1 {

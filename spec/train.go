@@ -55,7 +55,11 @@ func (s *resolver) resolveTrain() error {
 	if err := s.resolveUnrestricted(); err != nil {
 		return err
 	}
-	// The estimate needs the shapes only: any Λ of the right dimension.
+	// The estimate needs the shapes only: any Λ of the right dimension,
+	// whose D×D matrices must fit first.
+	if err := s.checkMemory(s.estimateBytes(map[Group]bool{GroupProblem: true})); err != nil {
+		return err
+	}
 	placeholder, err := law.NewData(law.White(s.D, 1), nil, s.lengths())
 	if err != nil {
 		return err

@@ -38,6 +38,15 @@ type GDSettings struct {
 	// Observer, if not nil, is called before every step k with the loss
 	// at θ_k; an error stops the descent there.
 	Observer func(step int, loss float64) error
+	// Checkpoint, if not nil, is called after every step of the descent
+	// GD begins with (a second descent, which the drops grid may need,
+	// has none) with the state there, which it may save
+	// (Checkpoint.Save). An error stops the descent (Interrupted).
+	Checkpoint func(*Checkpoint) error
+	// Resume, if not nil, continues the descent that saved it
+	// (ReadCheckpoint): GD with the same Trainer, theta0 and settings then
+	// returns what the descent that was not stopped returns, bit for bit.
+	Resume *Resume
 }
 
 // descent is the record of one gradient descent.
@@ -76,6 +85,11 @@ func (e *DivergedError) Error() string {
 func (t *Trainer) GD(ctx context.Context, theta0 []float64, gs GDSettings) (*flow.Trajectory, error) {
 	if err := t.checkGD(theta0, &gs); err != nil {
 		return nil, err
+	}
+	if gs.Resume != nil {
+		if _, err := t.resumeGD(gs.Resume, &gs); err != nil {
+			return nil, err
+		}
 	}
 	T := t.Time(gs.LR, gs.Steps)
 	drops := gs.Times == nil && gs.Grid == flow.GridDrops && gs.Samples >= 4
@@ -171,7 +185,8 @@ func (t *Trainer) gdTrajectory(gs GDSettings, d *descent, path *flow.LossPath, k
 }
 
 // descend runs the descent, keeping the weights after the steps keep (or
-// every step).
+// every step), from gs.Resume if it is set, and hands its state after
+// every step to gs.Checkpoint.
 func (t *Trainer) descend(ctx context.Context, theta0 []float64, gs GDSettings, keep []int, keepAll bool) (*descent, error) {
 	n := t.Len()
 	theta := append([]float64(nil), theta0...)
@@ -180,7 +195,20 @@ func (t *Trainer) descend(ctx context.Context, theta0 []float64, gs GDSettings, 
 	batches := t.newBatches()
 	var loss0 float64
 	var err error
-	for k := 0; ; k++ {
+	start := 0
+	if gs.Resume != nil {
+		st := gs.Resume.gd
+		start, loss0, res.steps = st.k, st.loss0, st.k-1
+		copy(theta, st.theta)
+		copy(prev, st.prev)
+		res.loss = append(res.loss, st.loss...)
+		res.kept, res.states = append(res.kept, st.kept...), append(res.states, st.states...)
+		batches.restore(st.epoch, st.batch)
+		for len(keep) > 0 && keep[0] < start {
+			keep = keep[1:]
+		}
+	}
+	for k := start; ; k++ {
 		var loss float64
 		if k < gs.Steps {
 			loss = t.eval(t.train, theta, grad, batches.next())
@@ -218,6 +246,14 @@ func (t *Trainer) descend(ctx context.Context, theta0 []float64, gs GDSettings, 
 		copy(prev, theta)
 		for i, g := range grad {
 			theta[i] -= gs.LR * g
+		}
+		if gs.Checkpoint != nil {
+			st := &gdState{k: k + 1, t: t.Time(gs.LR, k+1), loss0: loss0, theta: theta, prev: prev, loss: res.loss,
+				kept: res.kept, states: res.states, epoch: batches.epoch, batch: batches.pos}
+			if err = gs.Checkpoint(&Checkpoint{T: st.t, gd: st}); err != nil {
+				err = fmt.Errorf("train: stopped after step %d: %w", k+1, err)
+				break
+			}
 		}
 	}
 	if err != nil && (len(res.kept) == 0 || res.kept[len(res.kept)-1] != res.steps) {
@@ -293,14 +329,30 @@ func (b *batches) next() []int32 {
 	if b.epoch < 0 || b.pos == b.p {
 		b.epoch++
 		b.pos = 0
-		rng := rand.New(rand.NewPCG(b.seed, stream(setBatches, b.epoch)))
-		for i := range b.perm {
-			b.perm[i] = int32(i)
-		}
-		rng.Shuffle(b.p, func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
+		b.shuffle()
 	}
 	end := min(b.pos+b.size, b.p)
 	b.batch = b.perm[b.pos:end]
 	b.pos = end
 	return b.batch
+}
+
+// shuffle draws the order of the sequences in the current epoch from the
+// data seed.
+func (b *batches) shuffle() {
+	rng := rand.New(rand.NewPCG(b.seed, stream(setBatches, b.epoch)))
+	for i := range b.perm {
+		b.perm[i] = int32(i)
+	}
+	rng.Shuffle(b.p, func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
+}
+
+// restore sets the minibatches to where a descent saved them: pos
+// sequences into epoch (−1: none drawn yet).
+func (b *batches) restore(epoch, pos int) {
+	if b.size == 0 || epoch < 0 {
+		return
+	}
+	b.epoch, b.pos = epoch, pos
+	b.shuffle()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/linattn/linattn/flow"
 	"github.com/linattn/linattn/ode"
@@ -35,6 +36,17 @@ type FlowSettings struct {
 	// Observer, if not nil, is called at every accepted step with the
 	// time, the weights (valid during the call) and the loss.
 	Observer func(t float64, theta []float64, loss float64) error
+	// Checkpoint, if not nil, is called after the accepted steps of the
+	// pass Flow begins with (all but the last; a second pass, which the
+	// drops grid may need, has none) with the state there, which it may
+	// save (Checkpoint.Save; ode.CanCheckpoint says which methods can).
+	// An error stops the flow (Interrupted).
+	Checkpoint func(*Checkpoint) error
+	// Resume, if not nil, continues the flow that saved it
+	// (ReadCheckpoint): Flow with the same Trainer, theta0 and settings
+	// then returns what the flow that was not stopped returns, bit for
+	// bit.
+	Resume *Resume
 }
 
 // Flow integrates the gradient flow of the training loss,
@@ -59,9 +71,12 @@ func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (
 		if times == nil {
 			times = fs.Grid.Times(fs.T, fs.Samples, nil)
 		}
-		return t.flowPass(ctx, theta0, fs, times, 0)
+		return t.flowPass(ctx, theta0, fs, times, 0, nil)
 	}
 	path := &flow.LossPath{T: []float64{0}, Loss: []float64{t.Loss(theta0)}}
+	if fs.Resume != nil { // checked by flowPass
+		path.T, path.Loss = slices.Clone(fs.Resume.path[0]), slices.Clone(fs.Resume.path[1])
+	}
 	user := fs.Observer
 	fs.Observer = func(tt float64, theta []float64, loss float64) error {
 		path.T, path.Loss = append(path.T, tt), append(path.Loss, loss)
@@ -70,7 +85,7 @@ func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (
 		}
 		return nil
 	}
-	first, err := t.flowPass(ctx, theta0, fs, []float64{0}, fs.DenseBytes)
+	first, err := t.flowPass(ctx, theta0, fs, []float64{0}, fs.DenseBytes, path)
 	if first == nil || err != nil {
 		return first, err
 	}
@@ -82,7 +97,8 @@ func (t *Trainer) Flow(ctx context.Context, theta0 []float64, fs FlowSettings) (
 		return first, err
 	}
 	fs.Observer = user // no continuous extension kept: again, to the times
-	tr, err = t.flowPass(ctx, theta0, fs, times, 0)
+	fs.Checkpoint, fs.Resume = nil, nil
+	tr, err = t.flowPass(ctx, theta0, fs, times, 0, nil)
 	if tr != nil {
 		tr.Stats.Add(first.Stats)
 	}
@@ -105,6 +121,9 @@ func (t *Trainer) checkFlow(theta0 []float64, fs *FlowSettings) (flow.RunSetting
 	if t.cfg.Batch > 0 {
 		return rs, fmt.Errorf("train: the gradient flow is of the full training loss; Batch = %d is for SGD", t.cfg.Batch)
 	}
+	if (fs.Checkpoint != nil || fs.Resume != nil) && !ode.CanCheckpoint(fs.Method) {
+		return rs, fmt.Errorf("train: %s cannot save its state (Checkpoint, Resume)", fs.Method.Name())
+	}
 	if fs.Times == nil && fs.Samples < 2 {
 		return rs, fmt.Errorf("train: Samples = %d, want S ≥ 2 output times (0: %d)", fs.Samples, flow.DefaultSamples)
 	}
@@ -123,8 +142,27 @@ func (t *Trainer) resolve(rs flow.RunSettings) flow.RunSettings {
 }
 
 // flowPass integrates once to fs.T, reaching times, keeping the
-// continuous extension up to denseBytes (0: none).
-func (t *Trainer) flowPass(ctx context.Context, theta0 []float64, fs FlowSettings, times []float64, denseBytes int) (*flow.Trajectory, error) {
+// continuous extension up to denseBytes (0: none), from fs.Resume if it is
+// set, handing its state to fs.Checkpoint with the loss path (nil: a pass
+// that records none).
+func (t *Trainer) flowPass(ctx context.Context, theta0 []float64, fs FlowSettings, times []float64, denseBytes int, path *flow.LossPath) (*flow.Trajectory, error) {
+	var checkpoint func(*ode.Checkpoint) error
+	if fs.Checkpoint != nil {
+		checkpoint = func(oc *ode.Checkpoint) error {
+			c := &Checkpoint{T: oc.T, oc: oc, path: &[2][]float64{}}
+			if path != nil {
+				c.path = &[2][]float64{path.T, path.Loss}
+			}
+			return fs.Checkpoint(c)
+		}
+	}
+	var resume *ode.Snapshot
+	if fs.Resume != nil {
+		var err error
+		if resume, err = resumeFlow(fs.Resume, path != nil); err != nil {
+			return nil, err
+		}
+	}
 	grad := make([]float64, t.Len())
 	c := -1 / (2 * t.cfg.Model.Tau)
 	f := func(_ float64, y, dydt []float64) {
@@ -146,7 +184,7 @@ func (t *Trainer) flowPass(ctx context.Context, theta0 []float64, fs FlowSetting
 	res, err := ode.Solve(ctx, ode.Problem{Func: f, T0: 0, T1: fs.T, Y0: theta0, Autonomous: true}, ode.Settings{
 		Method: fs.Method, RTol: fs.RTol, ATol: fs.ATol, MaxSteps: fs.MaxSteps, TEval: times,
 		Events: events, EventSamples: 1, Observer: observer,
-		Dense: denseBytes > 0, DenseLimit: max(1, denseBytes/8),
+		Dense: denseBytes > 0, DenseLimit: max(1, denseBytes/8), Checkpoint: checkpoint, Resume: resume,
 	})
 	if res == nil {
 		return nil, err

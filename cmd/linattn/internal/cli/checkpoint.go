@@ -62,43 +62,58 @@ type checkpointer struct {
 // a checkpoint of the job is beside its output. A checkpoint that is not
 // the job's, or is damaged, is an error unless restart, which removes it.
 func newCheckpointer(e *env, job *spec.Job) (*checkpointer, *flow.Resume, error) {
+	var resume *flow.Resume
+	c, err := openCheckpointer(e, job, checkpointPath(e.out), samplingPath(e.out), func(r io.Reader) (err error) {
+		resume, err = flow.ReadCheckpoint(r)
+		return err
+	})
+	if resume != nil {
+		c.savedT = resume.T
+	}
+	return c, resume, err
+}
+
+// openCheckpointer returns the checkpointer of the file at path (and of
+// the samples at sampling, "" for none), nil with -checkpoint 0 or a
+// method that cannot save its state (-checkpoint given with one is refused
+// by spec), and reads with parse the checkpoint of the job beside the
+// output, if there is one. A checkpoint that is not the job's, or is
+// damaged, is an error unless restart, which removes it.
+func openCheckpointer(e *env, job *spec.Job, path, sampling string, parse func(io.Reader) error) (*checkpointer, error) {
 	every, err := spec.CheckpointInterval(job.Spec)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	path := checkpointPath(e.out)
-	if every == 0 {
-		return nil, nil, nil
+	if every == 0 || !flow.CanCheckpoint(job.Method) { // nil: the flow's choice, which can
+		return nil, nil
 	}
-	if m := job.Method; !flow.CanCheckpoint(m) { // nil: the flow's choice, which can
-		if job.Spec.Given("checkpoint") {
-			fmt.Fprintf(e.stderr, "linattn %s: -checkpoint: %s cannot save its state; the run goes on without checkpoints\n", e.cmd.Name, m.Name())
-		}
-		return nil, nil, nil
-	}
-	c := &checkpointer{e: e, path: path, sampling: samplingPath(e.out), every: every, digest: jobDigest(job), last: time.Now(), savedT: -1}
+	c := &checkpointer{e: e, path: path, sampling: sampling, every: every, digest: jobDigest(job), last: time.Now(), savedT: -1}
 	// A process killed while it wrote a checkpoint left its temporary
 	// file (export.CreatePending's name); the checkpoint before is whole.
 	for _, p := range []string{c.path, c.sampling} {
+		if p == "" {
+			continue
+		}
 		if stale, err := filepath.Glob(filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")); err == nil {
 			for _, f := range stale {
 				os.Remove(f)
 			}
 		}
 	}
-	resume, err := c.read()
+	err = c.readFile(c.path, parse)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		os.Remove(c.sampling) // samples without the run's state are of no use
-		return c, nil, nil
+		if c.sampling != "" {
+			os.Remove(c.sampling) // samples without the run's state are of no use
+		}
+		return c, nil
 	case err != nil && e.restart:
 		c.remove()
-		return c, nil, nil
+		return c, nil
 	case err != nil:
-		return nil, nil, inputError{fmt.Errorf("%v; run with -checkpoint-restart to start over (or remove it)", err)}
+		return nil, inputError{fmt.Errorf("%v; run with -checkpoint-restart to start over (or remove it)", err)}
 	}
-	c.savedT = resume.T
-	return c, resume, nil
+	return c, nil
 }
 
 // readSampling reads the samples a run killed while it sampled saved
@@ -148,12 +163,15 @@ const savingShare = 9
 // interval has passed since the last save or the run is being
 // interrupted. A checkpoint that cannot be written is reported once and
 // the run goes on without.
-func (c *checkpointer) hook(ck *flow.Checkpoint) error {
-	if !c.due(c.path, ck.T) {
+func (c *checkpointer) hook(ck *flow.Checkpoint) error { return c.saveState(ck.T, ck.Save) }
+
+// saveState saves the state at time t with save when it is due.
+func (c *checkpointer) saveState(t float64, save func(io.Writer) error) error {
+	if !c.due(c.path, t) {
 		return nil
 	}
-	if c.save(c.path, ck.Save) {
-		c.savedT = ck.T
+	if c.save(c.path, save) {
+		c.savedT = t
 	}
 	return nil
 }
@@ -224,17 +242,6 @@ func (c *checkpointer) write(path string, body func(io.Writer) error) error {
 	return p.Commit()
 }
 
-// read reads and checks the checkpoint: an error that wraps
-// fs.ErrNotExist when there is none.
-func (c *checkpointer) read() (*flow.Resume, error) {
-	var resume *flow.Resume
-	err := c.readFile(c.path, func(r io.Reader) (err error) {
-		resume, err = flow.ReadCheckpoint(r)
-		return err
-	})
-	return resume, err
-}
-
 // readFile checks the envelope of the file at path (header, version,
 // spec digest, checksum) and reads its body with parse: an error that
 // wraps fs.ErrNotExist when there is none.
@@ -289,7 +296,9 @@ func (c *checkpointer) readFile(path string, parse func(io.Reader) error) error 
 func (c *checkpointer) remove() {
 	if c != nil {
 		os.Remove(c.path)
-		os.Remove(c.sampling)
+		if c.sampling != "" {
+			os.Remove(c.sampling)
+		}
 	}
 }
 

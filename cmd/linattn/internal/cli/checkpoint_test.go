@@ -369,14 +369,28 @@ func TestSweepCheckpoint(t *testing.T) {
 	}
 }
 
-// TestCheckpointMethods: a method that cannot save its state (Rodas5P)
-// runs without checkpoints, and says so when -checkpoint is given.
+// TestCheckpointMethods: a method that cannot save its state (Rodas5P,
+// Radau5) is refused with -checkpoint, in one line before the run
+// starts, by run and train; with -checkpoint left to its default it runs
+// without checkpoints.
 func TestCheckpointMethods(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "run.npz")
-	code, _, stderr := runCLI(t, "run", "-method", "rodas5p", "-checkpoint", "10s", "-o", out, "-q")
-	if code != ExitOK || stderr != "linattn run: -checkpoint: Rodas5P cannot save its state; the run goes on without checkpoints\n" {
-		t.Errorf("exit %d, %q", code, stderr)
+	for _, c := range [][]string{{"run", "rodas5p"}, {"run", "radau5"}, {"train", "rodas5p"}, {"train", "radau5"}} {
+		code, stdout, stderr := runCLI(t, c[0], "-method", c[1], "-gd=false", "-checkpoint", "10s", "-o", out, "-q")
+		if c[0] == "run" {
+			code, stdout, stderr = runCLI(t, c[0], "-method", c[1], "-checkpoint", "10s", "-o", out, "-q")
+		}
+		want := "linattn " + c[0] + ": -checkpoint 10s: -method " + c[1] + " cannot save its state (auto, bdf, rock4, dop853, dp5 or tsit5 can); give -checkpoint 0 to run without checkpoints\n"
+		if code != ExitUsage || stderr != want || stdout != "" {
+			t.Errorf("%s -method %s: exit %d, %q", c[0], c[1], code, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run wrote its output: %v", err)
+	}
+	if code, _, stderr := runCLI(t, "run", "-method", "rodas5p", "-D", "2", "-spectrum", "power:1", "-T", "100", "-o", out, "-q"); code != ExitOK || stderr != "" {
+		t.Errorf("the default -checkpoint: exit %d, %q", code, stderr)
 	}
 }
 

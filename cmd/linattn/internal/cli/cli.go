@@ -235,7 +235,7 @@ func parseInvocation(c *command, stdout, stderr io.Writer, args []string) (*invo
 	out := fs.String("o", c.Out, "output FILE.npz; the sidecar FILE.json is written beside it")
 	quiet := fs.Bool("q", false, "no progress on stderr")
 	restart := new(bool)
-	if c.Name == "run" {
+	if c.Name == "run" || c.Name == "train" {
 		fs.BoolVar(restart, "checkpoint-restart", false, "start over when the checkpoint beside the output belongs to another run or is damaged (it is refused otherwise)")
 	}
 	plotAs := addPlotFlag(fs, c.Name)

@@ -42,8 +42,16 @@ func runTrain(e *env, job *spec.Job) error {
 		return err
 	}
 	sp := job.Spec
-	pop, popErr := job.System.Run(e.ctx, job.Y0, flow.RunSettings{T: tr.Time(sp.LR, sp.Steps),
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: spec.DenseBudget()})
+	ck, err := newTrainCheckpoints(e, job)
+	if err != nil {
+		return err
+	}
+	if ck != nil {
+		e.ckpt = ck.train
+	}
+	popRS := flow.RunSettings{T: tr.Time(sp.LR, sp.Steps), Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: spec.DenseBudget()}
+	ck.population(&popRS)
+	pop, popErr := job.System.Run(e.ctx, job.Y0, popRS)
 	levels := job.System.Levels()
 	if levels == nil && popErr == nil { // fixed tasks: the exact flow's drops
 		for _, tn := range pop.Transitions {
@@ -57,22 +65,27 @@ func runTrain(e *env, job *spec.Job) error {
 		}
 	}
 	var res *flow.Trajectory
+	hook, resume := ck.training()
 	if sp.GD {
-		res, err = trainGD(e, job, tr, theta0, levels)
+		res, err = trainGD(e, job, tr, theta0, levels, hook, resume)
 	} else {
-		res, err = trainFlow(e, job, tr, theta0, levels)
+		res, err = trainFlow(e, job, tr, theta0, levels, hook, resume)
 	}
 	if res == nil || len(res.Times) == 0 {
 		return err
 	}
-	return e.finishTrain(job, tr, res, err, compareFlow(e.ctx, job, pop, popErr, res), start)
+	err = e.finishTrain(job, tr, res, err, compareFlow(e.ctx, job, pop, popErr, res), start)
+	if e.saved && e.ctx.Err() == nil {
+		ck.remove() // the output of a training that ended is written: its states are needed no more
+	}
+	return err
 }
 
 // trainGD runs gradient descent sampled on the output grid.
-func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64, levels []flow.Transition) (*flow.Trajectory, error) {
+func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64, levels []flow.Transition, hook func(*train.Checkpoint) error, resume *train.Resume) (*flow.Trajectory, error) {
 	sp := job.Spec
 	gs := train.GDSettings{LR: sp.LR, Steps: sp.Steps, Samples: sp.Samples, Grid: spec.GridByName(sp.Grid),
-		KeepBytes: spec.DenseBudget(), Levels: levels, Observer: func(k int, loss float64) error {
+		KeepBytes: spec.DenseBudget(), Levels: levels, Checkpoint: hook, Resume: resume, Observer: func(k int, loss float64) error {
 			if hook := hooks(e.ctx).step; hook != nil {
 				hook(tr.Time(sp.LR, k))
 			}
@@ -87,11 +100,11 @@ func trainGD(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64, levels 
 // trainFlow integrates the gradient flow of the training loss to
 // t = 2ητ·steps, sampled on the output grid as run samples the population
 // flow.
-func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64, levels []flow.Transition) (*flow.Trajectory, error) {
+func trainFlow(e *env, job *spec.Job, tr *train.Trainer, theta0 []float64, levels []flow.Transition, hook func(*train.Checkpoint) error, resume *train.Resume) (*flow.Trajectory, error) {
 	sp := job.Spec
 	T := tr.Time(sp.LR, sp.Steps)
 	fs := train.FlowSettings{T: T, Samples: sp.Samples, Grid: spec.GridByName(sp.Grid), DenseBytes: spec.DenseBudget(),
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Levels: levels,
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Levels: levels, Checkpoint: hook, Resume: resume,
 		Observer: func(t float64, _ []float64, loss float64) error {
 			if e.progress.Due() {
 				e.progress.Show(fmt.Sprintf("t = %.6g of %.6g, loss = %.8g", t, T, loss))
