@@ -3,8 +3,11 @@ package figures
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -103,11 +106,14 @@ func depthIsoPanel(paths []string) (*Panel, string, error) {
 		return nil, "", err
 	}
 	p := &Panel{Title: "(a) isotropic setting, converged", XLabel: "α = N/D", YLabel: "in-context loss", XLog: true, YLog: true, Legend: BottomLeft}
-	depths := map[int]bool{}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	depths, alphas := map[int]bool{}, map[float64]bool{}
 	for _, r := range rs {
-		depths[r.layers] = true
-		lo, hi = math.Min(lo, r.alpha), math.Max(hi, r.alpha)
+		depths[r.layers], alphas[r.alpha] = true, true
+	}
+	as := slices.Sorted(maps.Keys(alphas))
+	lo, hi := as[0], as[len(as)-1]
+	for _, a := range as { // every α run, labelled
+		p.XTicks = append(p.XTicks, Tick{Value: a, Label: strconv.FormatFloat(a, 'g', 3, 64)})
 	}
 	ls := sortedKeysInt(depths)
 	for _, l := range ls {

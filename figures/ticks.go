@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -81,8 +82,8 @@ func (u unlabelled) Ticks(lo, hi float64) []plot.Tick {
 	return ticks
 }
 
-// powerText is a text handler that draws "B^E" as B with E superscript,
-// smaller and raised, two subscript digits in a row kerned (drawKerned),
+// powerText is a text handler that draws "B^E R" as B with E (letters,
+// digits and minus signs) superscript, smaller and raised, then R, two subscript digits in a row kerned (drawKerned),
 // and other text as text.Plain does. Tick labels need
 // it: gonum's LaTeX handler has no superscripts, and Liberation Sans lacks
 // the superscript 0, 9 and minus.
@@ -93,8 +94,18 @@ const (
 	supRaise = 0.42 // baseline shift / text size
 )
 
+// cutPower splits txt at its first "^" into the base, the exponent (the
+// letters, digits and minus signs that follow) and the rest.
+func cutPower(txt string) (base, exp, rest string, ok bool) {
+	base, exp, ok = strings.Cut(txt, "^")
+	if end := strings.IndexFunc(exp, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '−' && r != '-' }); end >= 0 {
+		exp, rest = exp[:end], exp[end:]
+	}
+	return base, exp, rest, ok
+}
+
 func (h powerText) Box(txt string, fnt font.Font) (width, height, depth vg.Length) {
-	base, exp, ok := strings.Cut(txt, "^")
+	base, exp, rest, ok := cutPower(txt)
 	if !ok {
 		width, height, depth = h.Plain.Box(txt, fnt)
 		if hasSubPair(txt) {
@@ -105,13 +116,13 @@ func (h powerText) Box(txt string, fnt font.Font) (width, height, depth vg.Lengt
 	big := h.Fonts.Lookup(fnt, fnt.Size)
 	small := h.Fonts.Lookup(fnt, fnt.Size*supScale)
 	e := big.Extents()
-	width = big.Width(base) + small.Width(exp)
+	width = big.Width(base) + small.Width(exp) + big.Width(rest)
 	height = max(e.Ascent, fnt.Size*supRaise+small.Extents().Ascent)
 	return width, height, e.Descent
 }
 
 func (h powerText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
-	base, exp, ok := strings.Cut(txt, "^")
+	base, exp, rest, ok := cutPower(txt)
 	if !ok && hasSubPair(txt) {
 		drawKerned(h.Plain, c, txt, sty, pt)
 		return
@@ -130,6 +141,7 @@ func (h powerText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
 	c.SetColor(sty.Color)
 	c.FillString(big, vg.Point{X: x, Y: baseline}, base)
 	c.FillString(small, vg.Point{X: x + big.Width(base), Y: baseline + sty.Font.Size*supRaise}, exp)
+	c.FillString(big, vg.Point{X: x + big.Width(base) + small.Width(exp), Y: baseline}, rest)
 }
 
 // linearTicks marks about five round values (1, 2 or 5 times a power of
