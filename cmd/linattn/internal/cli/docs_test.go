@@ -309,7 +309,7 @@ func checkDocClaims(t *testing.T, doc, dir string, stdout map[string]string) {
 		}
 		checkReadmeTests(t, dir, stdout)
 	default:
-		moments, direct := tableOf(stdout, "-steps 3000 -o"), tableOf(stdout, "-path direct")
+		moments, direct := tableOf(stdout, "-steps 3000 -o out/moments"), tableOf(stdout, "-path direct")
 		if moments == "" || moments != direct {
 			t.Errorf("docs/cli.md: the direct path prints\n%s\nthe moments path\n%s", direct, moments)
 		}
