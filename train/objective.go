@@ -277,31 +277,17 @@ func newTokenObjective(set *rawSet, m *Model, coef *flow.Coefficients, shape seq
 
 func (o *tokenObjective) eval(theta, grad []float64, batch []int32) float64 {
 	o.coef.Expand(o.w, theta)
-	sel := selection{n: o.set.n, batch: batch}
-	n := sel.len()
-	wt := o.shape.weight / float64(n)
-	nb := numBlocks(n)
-	forBlocks(nb, o.nw, func(k, b int) {
-		lo, hi := blockRange(b, n)
+	total, nb := sumPredictions(o.set, batch, o.shape, o.nw, o.loss, func(_, b int) {
+		if grad != nil {
+			o.part[b].Zero()
+		}
+	}, func(k, b int, q *sequence, np int, wt float64) float64 {
 		var gb *flow.Blocks
 		if grad != nil {
 			gb = o.part[b]
-			gb.Zero()
 		}
-		var loss float64
-		var q sequence
-		for i := lo; i < hi; i++ {
-			o.set.at(&q, sel.at(i))
-			for np := o.shape.first; np <= o.shape.last; np++ {
-				loss += o.layers[k].prefix(o.w, gb, &q, np, wt)
-			}
-		}
-		o.loss[b] = loss
+		return o.layers[k].prefix(o.w, gb, q, np, wt)
 	})
-	var total float64
-	for b := 0; b < nb; b++ {
-		total += o.loss[b]
-	}
 	if grad != nil {
 		g := o.part[0]
 		for b := 1; b < nb; b++ {

@@ -64,3 +64,36 @@ func forBlocksOrdered(nb, nw int, compute, reduce func(worker, block int)) {
 		}
 	}
 }
+
+// sumPredictions adds the losses of the predictions of the selected
+// sequences of set (batch, or all of them), the prefixes shape.first to
+// shape.last of each weighted by shape.weight/n, in blocks of sequences on
+// up to nw workers: begin(worker, block) readies the block's gradient
+// accumulator, and term(worker, block, q, np, wt) returns one prediction's
+// loss, adding its gradient there. The blocks' losses are kept in loss and
+// summed in block order, so that the total does not depend on the workers;
+// nb is the number of blocks.
+func sumPredictions(set *rawSet, batch []int32, shape sequenceShape, nw int, loss []float64,
+	begin func(worker, block int), term func(worker, block int, q *sequence, np int, wt float64) float64) (total float64, nb int) {
+	sel := selection{n: set.n, batch: batch}
+	n := sel.len()
+	wt := shape.weight / float64(n)
+	nb = numBlocks(n)
+	forBlocks(nb, nw, func(k, b int) {
+		begin(k, b)
+		lo, hi := blockRange(b, n)
+		var sum float64
+		var q sequence
+		for i := lo; i < hi; i++ {
+			set.at(&q, sel.at(i))
+			for np := shape.first; np <= shape.last; np++ {
+				sum += term(k, b, &q, np, wt)
+			}
+		}
+		loss[b] = sum
+	})
+	for b := range nb {
+		total += loss[b]
+	}
+	return total, nb
+}

@@ -12,6 +12,7 @@ type stackObjective struct {
 	maps   [][]float64    // M of each set of heads
 	as     [][]float64    // A_ℓ = M_ℓᵀ of each layer (tied: the one set's)
 	part   [][][]float64  // per block: ∂/∂M of each set of heads
+	grads  [][][]float64  // per goroutine: its block's ∂/∂M of each layer (tied: the one set's)
 	loss   []float64
 }
 
@@ -19,9 +20,10 @@ func newStackObjective(set *rawSet, m *Model, shape sequenceShape) *stackObjecti
 	d, sets, layers := m.D, m.HeadSets(), m.Depth()
 	nb, nw := numBlocks(set.n), workers()
 	o := &stackObjective{set: set, m: m, shape: shape, nw: nw, tokens: make([]*stackTokens, nw),
-		maps: squares(sets, d), as: make([][]float64, layers), part: make([][][]float64, nb), loss: make([]float64, nb)}
+		maps: squares(sets, d), as: make([][]float64, layers), part: make([][][]float64, nb), grads: make([][][]float64, nw),
+		loss: make([]float64, nb)}
 	for w := range o.tokens {
-		o.tokens[w] = newStackTokens(d, layers, shape.tokens)
+		o.tokens[w], o.grads[w] = newStackTokens(d, layers, shape.tokens), make([][]float64, layers)
 	}
 	for l := range o.as {
 		if l < sets {
@@ -54,36 +56,23 @@ func (o *stackObjective) eval(theta, grad []float64, batch []int32) float64 {
 			}
 		}
 	}
-	sel := selection{n: o.set.n, batch: batch}
-	n := sel.len()
-	wt := o.shape.weight / float64(n)
-	nb := numBlocks(n)
-	forBlocks(nb, o.nw, func(k, b int) {
-		lo, hi := blockRange(b, n)
-		var gm [][]float64 // each layer's accumulator: its set's
+	total, nb := sumPredictions(o.set, batch, o.shape, o.nw, o.loss, func(k, b int) {
+		if grad == nil {
+			return
+		}
+		for _, x := range o.part[b] {
+			clear(x)
+		}
+		for l := range o.grads[k] { // each layer's accumulator: its set's
+			o.grads[k][l] = o.part[b][min(l, len(o.part[b])-1)]
+		}
+	}, func(k, _ int, q *sequence, np int, wt float64) float64 {
+		var gm [][]float64
 		if grad != nil {
-			for _, x := range o.part[b] {
-				clear(x)
-			}
-			gm = make([][]float64, len(o.as))
-			for l := range gm {
-				gm[l] = o.part[b][min(l, len(o.part[b])-1)]
-			}
+			gm = o.grads[k]
 		}
-		var loss float64
-		var q sequence
-		for i := lo; i < hi; i++ {
-			o.set.at(&q, sel.at(i))
-			for np := o.shape.first; np <= o.shape.last; np++ {
-				loss += o.tokens[k].prefix(o.as, gm, &q, np, wt)
-			}
-		}
-		o.loss[b] = loss
+		return o.tokens[k].prefix(o.as, gm, q, np, wt)
 	})
-	var total float64
-	for b := 0; b < nb; b++ {
-		total += o.loss[b]
-	}
 	if grad != nil {
 		sum := o.part[0]
 		for b := 1; b < nb; b++ {

@@ -182,31 +182,17 @@ func newTransformerObjective(set *rawSet, m *Model, shape sequenceShape) *transf
 }
 
 func (o *transformerObjective) eval(theta, grad []float64, batch []int32) float64 {
-	sel := selection{n: o.set.n, batch: batch}
-	n := sel.len()
-	wt := o.shape.weight / float64(n)
-	nb := numBlocks(n)
-	forBlocks(nb, o.nw, func(k, b int) {
-		lo, hi := blockRange(b, n)
+	total, nb := sumPredictions(o.set, batch, o.shape, o.nw, o.loss, func(_, b int) {
+		if grad != nil {
+			clear(o.part[b])
+		}
+	}, func(k, b int, q *sequence, np int, wt float64) float64 {
 		var g []float64
 		if grad != nil {
 			g = o.part[b]
-			clear(g)
 		}
-		var loss float64
-		var q sequence
-		for i := lo; i < hi; i++ {
-			o.set.at(&q, sel.at(i))
-			for np := o.shape.first; np <= o.shape.last; np++ {
-				loss += o.tokens[k].prefix(theta, g, &q, np, wt)
-			}
-		}
-		o.loss[b] = loss
+		return o.tokens[k].prefix(theta, g, q, np, wt)
 	})
-	var total float64
-	for b := 0; b < nb; b++ {
-		total += o.loss[b]
-	}
 	if grad != nil {
 		copy(grad, o.part[0])
 		for b := 1; b < nb; b++ {
