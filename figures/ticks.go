@@ -141,7 +141,9 @@ func (h powerText) Draw(c vg.Canvas, txt string, sty text.Style, pt vg.Point) {
 	c.SetColor(sty.Color)
 	c.FillString(big, vg.Point{X: x, Y: baseline}, base)
 	c.FillString(small, vg.Point{X: x + big.Width(base), Y: baseline + sty.Font.Size*supRaise}, exp)
-	c.FillString(big, vg.Point{X: x + big.Width(base) + small.Width(exp), Y: baseline}, rest)
+	if rest != "" {
+		c.FillString(big, vg.Point{X: x + big.Width(base) + small.Width(exp), Y: baseline}, rest)
+	}
 }
 
 // linearTicks marks about five round values (1, 2 or 5 times a power of
