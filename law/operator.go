@@ -142,11 +142,4 @@ func (o *Operator) Loss(c []float64) float64 { return o.Residual(nil, c) }
 
 // Residual writes r = YZ − ZZ c, which is −½ ∂L/∂c, into r (unless nil)
 // and returns L(c).
-func (o *Operator) Residual(r, c []float64) float64 {
-	o.check("c", c)
-	if r != nil {
-		o.check("r", r)
-	}
-	o.MulVec(o.zc, c)
-	return quadratic(r, c, o.zc, o.yz, o.yy)
-}
+func (o *Operator) Residual(r, c []float64) float64 { return residual(o, o.zc, o.yz, o.yy, r, c) }
