@@ -77,7 +77,7 @@ func BenchmarkFullEval(b *testing.B) {
 // Jacobian–vector products (jvps), the fresh setups of the
 // deflation preconditioner (each DeflateStepsMerged JVPs: setups), and the
 // steps and fresh setups that sampling took again (replayed,
-// replay-setups; ode.Solution.ReplayStats).
+// replay-setups; replay.Stats).
 //
 //	go test ./flow -run XXX -bench 'FullConverge/D=16' -benchtime 1x
 func BenchmarkFullConverge(b *testing.B) {

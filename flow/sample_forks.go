@@ -8,6 +8,7 @@ import (
 
 	"github.com/linattn/linattn/internal/share"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/ode/replay"
 )
 
 // maxSampleWorkers bounds the goroutines that sample a thinned continuous
@@ -30,7 +31,7 @@ func samplingWorkers(nt int) int {
 // sampleWorkers is samplingWorkers where the extension takes steps again
 // (ode.Solution.Thinned) and belongs to a System's run, else 1.
 func (tr *Trajectory) sampleWorkers(nt int) int {
-	if tr.sys == nil || tr.dense == nil || !tr.dense.Thinned() {
+	if tr.sys == nil || tr.dense == nil || !replay.Thinned(tr.dense) {
 		return 1
 	}
 	return samplingWorkers(nt)
@@ -39,14 +40,14 @@ func (tr *Trajectory) sampleWorkers(nt int) int {
 // fork returns a Trajectory of tr's run that evaluates its extension in
 // another goroutine: a copy of the System (clone), its functions and a
 // preconditioner of the run's kind, and a fork of the extension
-// (ode.Solution.Fork), whose values are tr's bit for bit.
+// (replay.Fork), whose values are tr's bit for bit.
 func (tr *Trajectory) fork() (*Trajectory, error) {
 	s, err := tr.sys.clone()
 	if err != nil {
 		return nil, err
 	}
 	prob := ode.Problem{Func: s.Func(), Jac: s.Jac(), Precond: s.forkPreconditioner(tr.precond)}
-	return &Trajectory{sys: s, dense: tr.dense.Fork(prob), pad: tr.pad}, nil
+	return &Trajectory{sys: s, dense: replay.Fork(tr.dense, prob), pad: tr.pad}, nil
 }
 
 // clone returns a System of the same data and model with scratch space of
@@ -63,7 +64,7 @@ func (s *System) clone() (*System, error) {
 // sampleGroups splits the output times into contiguous groups
 // bounds[i]…bounds[i+1] for w goroutines, for times in increasing order:
 // each group begins where the evaluations begin to replay from another
-// kept state of the extension (ode.Solution.ReplayOrigin), about
+// kept state of the extension (replay.Origin), about
 // groupsPerWorker·w of them spanning as many steps of the run each (at
 // least groupMinSteps).
 // Otherwise it splits them into w ranges of as many times. A group's
@@ -81,11 +82,11 @@ func (tr *Trajectory) sampleGroups(times []float64, w int) []int {
 		}
 		return bounds
 	}
-	first := tr.dense.ReplayOrigin(times[0])
-	span := max(groupMinSteps, (tr.dense.ReplayOrigin(times[nt-1])-first)/(groupsPerWorker*w))
+	first := replay.Origin(tr.dense, times[0])
+	span := max(groupMinSteps, (replay.Origin(tr.dense, times[nt-1])-first)/(groupsPerWorker*w))
 	bounds, start := []int{0}, first
 	for i := 1; i < nt; i++ {
-		if o := tr.dense.ReplayOrigin(times[i]); o >= start+span {
+		if o := replay.Origin(tr.dense, times[i]); o >= start+span {
 			bounds, start = append(bounds, i), o
 		}
 	}
@@ -117,7 +118,7 @@ const groupMinSteps = 256
 // sampling (merged full layer). While two or more goroutines sample, each
 // evaluates on one processor (share.Busy), the last one left on all. The
 // values do not depend on which goroutine evaluates which group
-// (ode.Solution.Fork). The forks' replays are added to tr.forkReplays.
+// (replay.Fork). The forks' replays are added to tr.forkReplays.
 func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi int) bool, fill func(on *Trajectory, lo, hi int) error) error {
 	bounds := tr.sampleGroups(times, w)
 	groups := len(bounds) - 1
@@ -163,7 +164,7 @@ func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi in
 	work(tr)
 	wg.Wait()
 	for _, f := range forks[1:] {
-		tr.forkReplays.Add(f.dense.ReplayStats())
+		tr.forkReplays.Add(replay.Stats(f.dense))
 	}
 	return firstError(errs)
 }
@@ -179,9 +180,9 @@ func firstError(errs []error) error {
 }
 
 // replayStats returns the steps the sampling of tr's extension took again,
-// its forks' included (ode.Solution.ReplayStats).
+// its forks' included (replay.Stats).
 func (tr *Trajectory) replayStats() ode.Stats {
-	st := tr.dense.ReplayStats()
+	st := replay.Stats(tr.dense)
 	st.Add(tr.forkReplays)
 	st.PerMethod = nil
 	return st

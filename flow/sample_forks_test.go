@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/ode/replay"
 )
 
 // TestSampleForks: sampling a run's thinned BDF extension in two and three
@@ -27,7 +28,7 @@ func TestSampleForks(t *testing.T) {
 		y0   []float64
 	}{{"separate", sep, y0}, {"merged full", full, nil}} {
 		tr, err := c.s.Run(context.Background(), c.y0, RunSettings{Samples: 301, Method: ode.BDF})
-		if err != nil || !tr.Dense() || !tr.dense.Thinned() {
+		if err != nil || !tr.Dense() || !replay.Thinned(tr.dense) {
 			t.Fatalf("%s: %v, dense %v: want the kept states thinned", c.name, err, tr != nil && tr.Dense())
 		}
 		if _, ok := tr.precond.(*deflatePrecond); c.s.Model.Kind == Merged && !ok {
