@@ -5,15 +5,17 @@ import (
 	"math"
 	"slices"
 
+	"github.com/linattn/linattn/flow/internal/deflation"
 	"github.com/linattn/linattn/ode"
 )
 
 // Preconditioner returns the preconditioner of the flow's Newton matrix
 // I − γJ for ode.BDF (ode.Problem.Precond): for the full layer too large
 // to factor (n > ode.MaxDenseDim), and the merged full layer from
-// deflateMinDim on, I − γJ on J's stiffest eigenvectors (deflatePrecond),
-// for the merged model with the Kronecker structure of its key–query
-// block's curvature on their complement (kronDeflation);
+// deflateMinDim on, I − γJ on J's stiffest eigenvectors
+// (deflation.Precond), for the merged model with the Kronecker structure
+// of its key–query block's curvature on their complement
+// (deflation.Kron);
 // nil for the merged model, the smaller full layer and task laws with
 // fixed tasks (whose Jacobian entries jacEntries does not know; BDF then
 // factors I − γJ densely).
@@ -48,7 +50,7 @@ import (
 func (s *System) Preconditioner() ode.Preconditioner {
 	switch s.plan.Precond {
 	case DeflationPrecond:
-		return newDeflatePrecond(s) // precond_deflate.go
+		return newDeflation(s) // deflation.go
 	case NoPrecond:
 		return nil
 	}
@@ -241,12 +243,12 @@ func (s *System) forkPreconditioner(p ode.Preconditioner) ode.Preconditioner {
 	switch p := p.(type) {
 	case nil:
 		return nil
-	case *deflatePrecond:
-		var kron *kronDeflation
-		if p.kron != nil {
-			kron = p.kron.fork(s)
+	case *deflation.Precond:
+		kron := p.Kron()
+		if kron != nil {
+			kron = kron.Fork(s.law.full.train)
 		}
-		return newDeflatePrecondWith(s, kron)
+		return newDeflationWith(s, kron)
 	}
 	return s.Preconditioner()
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/linattn/linattn/flow/internal/deflation"
 	"github.com/linattn/linattn/ode"
 	"github.com/linattn/linattn/ode/replay"
 )
@@ -31,7 +32,7 @@ func TestSampleForks(t *testing.T) {
 		if err != nil || !tr.Dense() || !replay.Thinned(tr.dense) {
 			t.Fatalf("%s: %v, dense %v: want the kept states thinned", c.name, err, tr != nil && tr.Dense())
 		}
-		if _, ok := tr.precond.(*deflatePrecond); c.s.Model.Kind == Merged && !ok {
+		if _, ok := tr.precond.(*deflation.Precond); c.s.Model.Kind == Merged && !ok {
 			t.Fatalf("%s: preconditioner %T, want the deflation", c.name, tr.precond)
 		}
 		if g := len(tr.sampleGroups(tr.Times, 1)) - 1; g <= 3 {

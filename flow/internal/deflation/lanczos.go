@@ -1,4 +1,4 @@
-package flow
+package deflation
 
 import (
 	"math"
@@ -9,9 +9,8 @@ import (
 )
 
 // lanczos is the Lanczos iteration with full reorthogonalization on a
-// symmetric operator of order n, which the preconditioners run on −J
-// (deflatePrecond) and on the key–query block's curvature G
-// (kronDeflation).
+// symmetric operator of order n, which the preconditioner runs on −J
+// (Precond) and on the key–query block's curvature G (Kron).
 //
 // References:
 //
