@@ -62,7 +62,7 @@ func newDeflation(s *System) *deflation.Precond {
 	var kron *deflation.Kron
 	if s.Model.Kind == Merged {
 		if st, ok := s.kronStructure(); ok {
-			kron = deflation.NewKron(st, kronPairs(s.d))
+			kron = deflation.NewKron(st, kronPairs(s.d), s.workers)
 		}
 	}
 	return newDeflationWith(s, kron)
@@ -71,7 +71,7 @@ func newDeflation(s *System) *deflation.Precond {
 // newDeflationWith returns the deflation of s with the structured
 // deflation kron (nil: none).
 func newDeflationWith(s *System, kron *deflation.Kron) *deflation.Precond {
-	return deflation.New(s.NewLinearization(), s.n, deflateSteps(s.Model), kron)
+	return deflation.New(s.NewLinearization(), s.n, deflateSteps(s.Model), kron, s.workers)
 }
 
 // kronStructure returns where the key–query block W and the value rows ṽ

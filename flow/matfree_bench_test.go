@@ -134,10 +134,10 @@ func BenchmarkDeflateSolve(b *testing.B) {
 			b.Fatal(err)
 		}
 		r, z := randomState(s, 1, 2), make([]float64, len(y))
-		// One goroutine, and as many as Solve takes.
-		for _, w := range []int{1, p.Workers()} {
-			p.SetWorkers(w)
-			b.Run(fmt.Sprintf("solve/D=%d/workers=%d", d, w), func(b *testing.B) {
+		// One processor, and all of them (as many goroutines as Solve takes).
+		for _, procs := range []int{1, 0} {
+			p.SetWorkers(procs)
+			b.Run(fmt.Sprintf("solve/D=%d/workers=%d", d, p.Workers()), func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
 					p.Solve(z, r)

@@ -101,7 +101,7 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		m.Krylov = 8 * float64(2*maxl+2) * ni
 	}
 	if first && m.Dense > 0 {
-		m.Forks = float64(samplingWorkers(samples)-1) * (m.Solver + m.Precond + m.Krylov)
+		m.Forks = float64(samplingWorkers(samples, rs.Workers)-1) * (m.Solver + m.Precond + m.Krylov)
 	}
 	return m
 }

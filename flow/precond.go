@@ -235,6 +235,15 @@ func (bp *blockPrecond) find(x int32) int32 {
 	return x
 }
 
+// setPrecondWorkers sets the processors a preconditioner of a System
+// shares its work among, procs or for 0 all (the deflation's; the block
+// preconditioner does not share).
+func setPrecondWorkers(p ode.Preconditioner, procs int) {
+	if d, ok := p.(*deflation.Precond); ok {
+		d.SetWorkers(procs)
+	}
+}
+
 // forkPreconditioner returns, for s, a copy of the System p was built for
 // (System.clone), a preconditioner of p's kind with scratch space of its
 // own, sharing what p's setups do not change (the merged model's U), so
@@ -246,7 +255,7 @@ func (s *System) forkPreconditioner(p ode.Preconditioner) ode.Preconditioner {
 	case *deflation.Precond:
 		kron := p.Kron()
 		if kron != nil {
-			kron = kron.Fork(s.law.full.train)
+			kron = kron.Fork(s.law.full.train, s.workers)
 		}
 		return newDeflationWith(s, kron)
 	}

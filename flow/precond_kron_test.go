@@ -56,7 +56,7 @@ func kronGap(t *testing.T, s *System, y []float64) float64 {
 	if !ok {
 		t.Fatalf("%v: no structured deflation", s.Model.Layer)
 	}
-	k := deflation.NewKron(st, 10)
+	k := deflation.NewKron(st, 10, 0)
 	k.At(y)
 	l := s.NewLinearization()
 	l.At(y)
@@ -97,7 +97,7 @@ func TestKronBytes(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	st, _ := s.kronStructure()
-	k := deflation.NewKron(st, kronPairs(d))
+	k := deflation.NewKron(st, kronPairs(d), 0)
 	k.Fit()                                                                // U, which the first setup fits
 	kb := make([]float64, DeflateStepsMerged*min(kronPairs(d), d*(d+1))*d) // the deflation's coordinates on it (deflation.New)
 	runtime.ReadMemStats(&after)

@@ -115,6 +115,15 @@ type RunSettings struct {
 	// StateBytes > 0 with StateEvery 0 keeps the states within StateBytes:
 	// StateEvery becomes StateStride of the output times (Resolve).
 	StateBytes int
+	// Workers is the number of processors the run may share its work
+	// among: the evaluations of the flow, the preconditioner and GMRES
+	// (ode.Settings.Workers) where a processor more gains (at large D),
+	// and the goroutines that sample a thinned extension (Trajectory's
+	// forks), a share each; 0 means those Go may use (runtime.GOMAXPROCS,
+	// at most 8). A caller that runs several flows side by side gives
+	// each its share (linattn sweep -j). The results do not depend on it,
+	// bit for bit.
+	Workers int
 	// Observer, if not nil, is called at every accepted step with the time,
 	// the state in eigen coordinates (System.FromEigen converts; valid only
 	// during the call) and the loss there. An error stops the run (Status
@@ -371,6 +380,7 @@ type Trajectory struct {
 	// forkReplays the steps the forks took again.
 	precond     ode.Preconditioner
 	forkReplays ode.Stats
+	workers     int       // the run's processors (RunSettings.Workers), which the forks share
 	scratch     []float64 // sampleRange's, of the goroutine that samples on this Trajectory
 	// pad zero entries follow each state of the integrated system: the
 	// full layer's extra blocks when Run integrated its reduced flow
@@ -569,12 +579,13 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		DenseLimit:   max(1, rs.DenseBytes/8),
 		Checkpoint:   checkpoint,
 		Resume:       resume,
+		Workers:      rs.Workers,
 	})
 	if res == nil {
 		return nil, err
 	}
 	tr := s.newTrajectory(res, levels)
-	tr.precond = prob.Precond
+	tr.precond, tr.workers = prob.Precond, rs.Workers
 	tr.path = path.end(tr.FinalT, tr.FinalLoss)
 	if levels == nil && !s.plan.PaperTheory {
 		s.findDrops(tr)
@@ -675,6 +686,9 @@ func (s *System) checkRun(rs *RunSettings) error {
 	}
 	if rs.DenseBytes < 0 {
 		return fmt.Errorf("flow: DenseBytes = %d, want ≥ 0", rs.DenseBytes)
+	}
+	if rs.Workers < 0 {
+		return fmt.Errorf("flow: Workers = %d, want ≥ 0 processors (0: all)", rs.Workers)
 	}
 	if !(rs.StopTol >= 0) {
 		return fmt.Errorf("flow: StopTol = %g, want ≥ 0", rs.StopTol)

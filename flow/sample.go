@@ -117,9 +117,11 @@ func (s *System) Run(ctx context.Context, y0 []float64, rs RunSettings) (*Trajec
 		return nil, err
 	}
 	rs = s.Settings(y0, rs)
+	defer s.setWorkers(s.setWorkers(rs.Workers))
 	var tr *Trajectory
 	var err error
 	if red := s.reducedFor(y0); red != nil {
+		red.setWorkers(rs.Workers)
 		tr, err = s.runReduced(ctx, red, y0, rs)
 	} else {
 		tr, err = s.run(ctx, y0, rs)

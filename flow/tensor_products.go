@@ -29,7 +29,7 @@ type tensorProducts struct {
 	a, b    []float64 // A and B, then the tangent's [dA; A] and [B; dB] (2P rows)
 	dtT     []float64 // the block of ∂T transposed, nb × ra
 	ga, gb  []float64 // ∂A (P × ra) and ∂B (P × nb)
-	workers int       // goroutines that share each product (gemm.Workers)
+	workers int       // goroutines that share each product (share)
 }
 
 func newTensorProducts(c *Coefficients) *tensorProducts {
@@ -38,7 +38,14 @@ func newTensorProducts(c *Coefficients) *tensorProducts {
 	ra, nb := d1-a0, b1*c.d
 	return &tensorProducts{c: c, a0: a0, off: a0 * d1 * c.d, ra: ra, nb: nb,
 		a: make([]float64, 2*p*ra), b: make([]float64, 2*p*nb), dtT: make([]float64, nb*ra),
-		ga: make([]float64, p*ra), gb: make([]float64, p*nb), workers: gemm.Workers(p, nb, ra)}
+		ga: make([]float64, p*ra), gb: make([]float64, p*nb), workers: gemm.Workers(p, nb, ra, 0)}
+}
+
+// share sets the processors the products may share their work among
+// (0: all; System.setWorkers): all of them where they gain
+// (gemm.Workers), else one.
+func (tp *tensorProducts) share(procs int) {
+	tp.workers = gemm.Workers(tp.c.hr(), tp.nb, tp.ra, procs)
 }
 
 // values writes A for the value blocks v into a (P × ra); merged in the
@@ -187,9 +194,9 @@ func (tp *tensorProducts) pullbackKeyQueries(g, k, q *Blocks, grads [3]bool) {
 }
 
 // transpose writes the transpose of the ra×nb block a into at, its rows
-// shared by up to tp.workers goroutines (share.Free).
+// shared by tp.workers goroutines.
 func (tp *tensorProducts) transpose(at, a []float64) {
-	w := share.Free(tp.workers)
+	w := tp.workers
 	if w == 1 {
 		transpose(at, a, tp.ra, tp.nb, 0, tp.ra)
 		return

@@ -35,7 +35,7 @@ type Operator struct {
 	alpha, kappa, rho []float64   // per query index (D)
 	tb                [][]float64 // wishart's scratch (D), one per worker
 	zc                []float64
-	workers           int // goroutines that share MulVec (operatorWorkers)
+	workers           int // goroutines that share MulVec (SetWorkers)
 }
 
 // Operator returns the population moments of the features z = u ⊗ x_q
@@ -70,7 +70,7 @@ func newOperator(lam []float64, d int, nu, nu2 float64, m *TaskMoments, pairs []
 		e1: make([]float64, d), l2: make([]float64, d*d), l3: make([]float64, d),
 		y: make([]float64, d1*d1*d), g: make([]float64, d1*d1*d),
 		alpha: make([]float64, d), kappa: make([]float64, d), rho: make([]float64, d)}
-	o.SetWorkers(operatorWorkers(d))
+	o.SetWorkers(0)
 	o.zc = make([]float64, o.nf)
 	for i := 0; i < d; i++ {
 		o.lam[i] = lam[i*d+i]

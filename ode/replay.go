@@ -12,6 +12,7 @@ import (
 func init() {
 	link.Solution = link.SolutionFuncs[Solution, Problem, Stats]{
 		Fork:         (*Solution).fork,
+		SetWorkers:   (*Solution).setWorkers,
 		ReplayOrigin: (*Solution).replayOrigin,
 		ReplayStats:  (*Solution).replayStats,
 		Thinned:      (*Solution).thinned,
@@ -189,12 +190,13 @@ func (m *valueMover) end() {
 
 // fork returns a Solution that reads s's steps and kept states but
 // evaluates with the functions of p (Func and, for BDF's steps, Jac and
-// Precond) and with scratch space and replays of its own, so that At on s
-// and on each of its forks may run in different goroutines. Where p's
-// functions compute what the solve's did (an independent copy of the same
-// problem), a fork's values are s's bit for bit. s's solve must have
-// returned.
-func (s *Solution) fork(p Problem) *Solution {
+// Precond) and with scratch space and replays of its own, whose GMRES
+// shares its passes among up to workers processors (Settings.Workers), so
+// that At on s and on each of its forks may run in different goroutines.
+// Where p's functions compute what the solve's did (an independent copy
+// of the same problem), a fork's values are s's bit for bit. s's solve
+// must have returned.
+func (s *Solution) fork(p Problem, workers int) *Solution {
 	c := *s
 	c.f = p.Func
 	c.fv, c.herm, c.fEnds, c.y0, c.fStep, c.replay = nil, nil, nil, nil, -1, nil
@@ -202,12 +204,25 @@ func (s *Solution) fork(p Problem) *Solution {
 		tr := *s.bdf
 		tr.prob.Func, tr.prob.Jac, tr.prob.Precond = p.Func, p.Jac, p.Precond
 		tr.rp, tr.parts, tr.vecStep, tr.vecY0, tr.vecs = nil, nil, -1, make([]float64, s.n), nil
+		tr.workers = workers
 		for range s.bdf.vecs {
 			tr.vecs = append(tr.vecs, make([]float64, s.n))
 		}
 		c.bdf = &tr
 	}
 	return &c
+}
+
+// setWorkers sets the processors the GMRES of s's BDF replays may share
+// (Settings.Workers).
+func (s *Solution) setWorkers(workers int) {
+	if s.bdf == nil {
+		return
+	}
+	s.bdf.workers = workers
+	if rp := s.bdf.rp; rp != nil {
+		rp.in.workers = workers
+	}
 }
 
 // thinned reports whether At takes steps of the solve again (the kept

@@ -262,7 +262,7 @@ func checkForks(t *testing.T, name string, p Problem, s Settings, copy func() Pr
 	checkreplayOrigins(t, name, sol, s.TEval)
 	all := []*Solution{sol}
 	for range 3 {
-		all = append(all, sol.fork(copy()))
+		all = append(all, sol.fork(copy(), 1))
 	}
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup

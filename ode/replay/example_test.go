@@ -28,7 +28,7 @@ func Example() {
 		return
 	}
 	sol := res.Solution
-	fork := replay.Fork(sol, p) // Brusselator's Func keeps no state: a copy of itself
+	fork := replay.Fork(sol, p, 1) // Brusselator's Func keeps no state: a copy of itself
 	// Number the origins of the replays in time order; the goroutines
 	// take the odd and the even ones.
 	group, last := make([]int, len(times)), -1

@@ -20,12 +20,20 @@ var funcs = link.Solution.(link.SolutionFuncs[ode.Solution, ode.Problem, ode.Sta
 
 // Fork returns a Solution that reads s's steps and kept states but
 // evaluates with the functions of p (Func and, for BDF's steps, Jac and
-// Precond) and with scratch space and replays of its own, so that At on s
-// and on each of its forks may run in different goroutines. Where p's
-// functions compute what the solve's did (an independent copy of the same
-// problem), a fork's values are s's bit for bit. s's solve must have
-// returned.
-func Fork(s *ode.Solution, p ode.Problem) *ode.Solution { return funcs.Fork(s, p) }
+// Precond) and with scratch space and replays of its own, whose linear
+// algebra shares its work among up to workers processors (as
+// ode.Settings.Workers; 0: all), so that At on s and on each of its forks
+// may run in different goroutines. Where p's functions compute what the
+// solve's did (an independent copy of the same problem), a fork's values
+// are s's bit for bit. s's solve must have returned.
+func Fork(s *ode.Solution, p ode.Problem, workers int) *ode.Solution {
+	return funcs.Fork(s, p, workers)
+}
+
+// SetWorkers sets the processors the linear algebra of s's replays may
+// share its work among (as ode.Settings.Workers; 0: all), which the solve
+// set: Fork's goroutines and s's own, side by side, take a share each.
+func SetWorkers(s *ode.Solution, workers int) { funcs.SetWorkers(s, workers) }
 
 // Thinned reports whether s's At takes steps of the solve again: then
 // evaluating s costs steps of the solver, and forks can share the work.

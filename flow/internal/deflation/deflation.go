@@ -75,8 +75,8 @@ type Precond struct {
 	// acc32 are Solve's.
 	v32, r32, c32, acc32 []float32
 	// part32 holds the blocks' sums of Vᵀr (blocks × m), workers the
-	// goroutines that share Solve's passes (solveWorkers), each with its
-	// solveBlock of acc32.
+	// goroutines that share Solve's passes (SetWorkers, solveWorkers),
+	// each with its solveBlock of acc32.
 	part32  []float32
 	workers int
 
@@ -129,13 +129,14 @@ func KrylovSpace(structured bool) int {
 
 // New returns the deflation of the Jacobian of lin, of order n, by Ritz
 // pairs from up to steps Lanczos steps, with the structured deflation
-// kron (nil: none), which it owns.
-func New(lin Linearization, n, steps int, kron *Kron) *Precond {
+// kron (nil: none), which it owns, its work shared among up to procs
+// processors (SetWorkers).
+func New(lin Linearization, n, steps int, kron *Kron, procs int) *Precond {
 	m := min(steps, n)
-	p := &Precond{lin: lin, n: n, m: m, lz: newLanczos(n, m), proj: make([]float64, m),
+	p := &Precond{lin: lin, n: n, m: m, lz: newLanczos(n, m, procs), proj: make([]float64, m),
 		c1:  make([]float64, m),
 		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m)}
-	p.share(solveWorkers(m, n))
+	p.share(solveWorkers(m, n, procs))
 	p.q = p.lz.q
 	if kron != nil {
 		p.kron, p.kb = kron, make([]float64, m*len(kron.c))
@@ -282,13 +283,12 @@ func (p *Precond) addSpan(z, c []float64) {
 // columns.
 func solveBlocks(n int) int { return (n + solveBlock - 1) / solveBlock }
 
-// solveShare runs pass(w, b0, b1) on the blocks of V, in up to p.workers
-// contiguous ranges of them (share.Free, share.Ranges; the w-th with
-// scratch of its own); the passes write disjoint parts of their outputs,
-// so the results are those of one goroutine, bit for bit
-// (TestDeflateSolveShared).
+// solveShare runs pass(w, b0, b1) on the blocks of V, in p.workers
+// contiguous ranges of them (share.Ranges; the w-th with scratch of its
+// own); the passes write disjoint parts of their outputs, so the results
+// are those of one goroutine, bit for bit (TestSolveShared).
 func (p *Precond) solveShare(pass func(w, b0, b1 int)) {
-	w := share.Free(p.workers)
+	w := p.workers
 	if w == 1 {
 		pass(0, 0, solveBlocks(p.n))
 		return
@@ -299,10 +299,18 @@ func (p *Precond) solveShare(pass func(w, b0, b1 int)) {
 // Workers returns the number of goroutines that share Solve's passes.
 func (p *Precond) Workers() int { return p.workers }
 
-// SetWorkers sets the number of goroutines that share Solve's passes,
-// w ≥ 1 (by default as many as gain: solveWorkers); the results are the
-// same bit for bit.
-func (p *Precond) SetWorkers(w int) { p.share(max(1, w)) }
+// SetWorkers sets the processors the preconditioner's work may share:
+// procs, or for 0 those Go may use (share.Procs). Solve's passes, the
+// Lanczos iterations' Gram–Schmidt and Kron's products take all of them
+// where they gain (solveWorkers, share.GemvWorkers, gemm.Workers), else
+// one goroutine; the results are the same bit for bit.
+func (p *Precond) SetWorkers(procs int) {
+	p.share(solveWorkers(p.m, p.n, procs))
+	p.lz.procs = procs
+	if p.kron != nil {
+		p.kron.setWorkers(procs)
+	}
+}
 
 // share sets the number of goroutines that share Solve's passes, with
 // the passes' scratch: a block of acc32 per goroutine, the blocks' sums
@@ -313,16 +321,16 @@ func (p *Precond) share(workers int) {
 }
 
 // solveWorkers is the number of goroutines that share Solve's passes over
-// the m × n Ritz vectors: the processors Go may use (share.Workers), at
-// most one per block, where V holds at least solveShareMin values, else
-// one.
+// the m × n Ritz vectors on procs processors: all of them
+// (share.Workers), at most one per block, where V holds at least
+// solveShareMin values, else one.
 // With both cores of this machine free (BenchmarkDeflateSolve, median of
 // six) a solve at D = 64 (n = 270 400, m = 60) took 3.66 ms on two
 // against 5.08 on one; at D = 32 (2.09·10⁶ values, just below) 0.27 ms
 // on two against 0.26 on one: the passes are bound by memory, and
 // there the two-level part and the cache leave nothing to share.
-func solveWorkers(m, n int) int {
-	return min(share.Workers(m*n, solveShareMin), solveBlocks(n))
+func solveWorkers(m, n, procs int) int {
+	return min(share.Workers(m*n, solveShareMin, procs), solveBlocks(n))
 }
 
 const solveShareMin = 1 << 21

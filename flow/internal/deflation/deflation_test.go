@@ -132,7 +132,7 @@ func TestPrecond(t *testing.T) {
 		eigs[i] = 1e3 * math.Pow(1e-7, float64(i)/float64(n-1))
 	}
 	lin := newSymmetric(eigs, 3)
-	p := New(lin, n, 30, NewKron(st, 4))
+	p := New(lin, n, 30, NewKron(st, 4, 0), 0)
 	const gamma = 0.1
 	rng := rand.New(rand.NewPCG(4, 5))
 	if _, err := p.Setup(0, normal(rng, n, 0.5), gamma, false); err != nil {
@@ -206,7 +206,7 @@ func twoLevelInverse(p *Precond, gamma float64, x []float64) []float64 {
 // column by column from MulG, and G is symmetric.
 func TestKronEigenpairs(t *testing.T) {
 	st, n := synthetic(4, 2, 9)
-	k := NewKron(st, 5)
+	k := NewKron(st, 5, 0)
 	k.At(normal(rand.New(rand.NewPCG(6, 7)), n, 1))
 	m := k.m
 	g := make([]float64, m*m)
@@ -254,7 +254,7 @@ func TestSolveShared(t *testing.T) {
 	x, c := normal(rnd, n, 1), normal(rnd, m, 1)
 	var coords, span []float64
 	for w := 1; w <= 4; w++ {
-		p.SetWorkers(w)
+		p.share(w)
 		got := slices.Clone(p.coords(m, x))
 		z := make([]float64, n)
 		p.addSpan(z, c)
@@ -295,7 +295,7 @@ func TestSolveShared(t *testing.T) {
 func TestKronShared(t *testing.T) {
 	const d = 9 // the kernels take 8 and 16 columns
 	st, n := synthetic(d, d, 11)
-	k := NewKron(st, 40)
+	k := NewKron(st, 40, 0)
 	rng := rand.New(rand.NewPCG(8, 9))
 	k.At(normal(rng, n, 0.5))
 	x := normal(rng, n, 1)

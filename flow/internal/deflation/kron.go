@@ -36,10 +36,11 @@ type Kron struct {
 	ua     []float64
 	lz     *lanczos // on G
 
-	// workers share coords' and addSpan's products by rows, their
-	// gathers and scatters by entries (gemm.Workers: at D = H = 64,
-	// r = 80, not at D = 32).
-	workers int
+	// procs is the processors k's work may share (setWorkers); workers
+	// share coords' and addSpan's products by rows, their gathers and
+	// scatters by entries (gemm.Workers: at D = H = 64, r = 80, not at
+	// D = 32).
+	procs, workers int
 }
 
 // Structure is where the merged model's key–query block W and its value
@@ -61,11 +62,12 @@ type Structure struct {
 }
 
 // NewKron returns the structured deflation of the key–query block st
-// describes, with r eigenpairs of G. Its first setup fits U to the
+// describes, with r eigenpairs of G, its work shared among up to procs
+// processors (0: all; Precond.SetWorkers). Its first setup fits U to the
 // training moments by len(Pairs) products with ZZ (4.7 s at D = 64).
-func NewKron(st Structure, r int) *Kron {
+func NewKron(st Structure, r, procs int) *Kron {
 	d, h := st.D, st.H
-	k := &Kron{st: st, d: d, h: h, d1: d + 1, m: h * (d + 1)}
+	k := &Kron{st: st, d: d, h: h, d1: d + 1, m: h * (d + 1), procs: procs}
 	k.lam = make([]float64, d)
 	for f, l := range st.Lambda {
 		k.lam[f] = l / st.Tau
@@ -82,8 +84,14 @@ func (k *Kron) alloc() {
 	k.scale, k.c = make([]float64, k.r*d), make([]float64, k.r*d)
 	k.v, k.x = make([]float64, k.h*d1), make([]float64, k.m*d)
 	k.mm, k.ra, k.ua = make([]float64, d1*d1), make([]float64, np), make([]float64, np)
-	k.lz = newLanczos(k.m, kronSteps(k.m, k.r))
-	k.workers = gemm.Workers(k.r, d, k.m)
+	k.lz = newLanczos(k.m, kronSteps(k.m, k.r), k.procs)
+	k.setWorkers(k.procs)
+}
+
+// setWorkers sets the processors k's work may share (Precond.SetWorkers).
+func (k *Kron) setWorkers(procs int) {
+	k.procs, k.lz.procs = procs, procs
+	k.workers = gemm.Workers(k.r, k.d, k.m, procs)
 }
 
 // kronSteps is the number of Lanczos steps on G (of order m) for its top
@@ -91,10 +99,10 @@ func (k *Kron) alloc() {
 func kronSteps(m, r int) int { return min(m, 2*r+20) }
 
 // Fork returns a Kron that shares k's U, if fitted, with scratch space of
-// its own and zz as ZZ, for a preconditioner in another goroutine (zz a
-// copy of k's moments).
-func (k *Kron) Fork(zz interface{ MulVec(dst, c []float64) }) *Kron {
-	c := &Kron{st: k.st, d: k.d, h: k.h, d1: k.d1, m: k.m, u: k.u, lam: k.lam, r: k.r}
+// its own, zz as ZZ and procs processors (NewKron), for a preconditioner
+// in another goroutine (zz a copy of k's moments).
+func (k *Kron) Fork(zz interface{ MulVec(dst, c []float64) }, procs int) *Kron {
+	c := &Kron{st: k.st, d: k.d, h: k.h, d1: k.d1, m: k.m, u: k.u, lam: k.lam, r: k.r, procs: procs}
 	c.st.ZZ = zz
 	c.alloc()
 	return c
@@ -146,7 +154,7 @@ func (k *Kron) MulG(dst, x []float64) {
 			k.ra[p] = k.mm[a*d1+b] + k.mm[b*d1+a]
 		}
 	}
-	share.MulVec(np, np, k.u, k.ra, k.ua, share.GemvWorkers(np, np))
+	share.MulVec(np, np, k.u, k.ra, k.ua, share.GemvWorkers(np, np, k.procs))
 	for p, ab := range k.st.Pairs { // R̃, symmetric
 		a, b := ab[0], ab[1]
 		k.mm[a*d1+b], k.mm[b*d1+a] = k.ua[p], k.ua[p]
@@ -211,7 +219,7 @@ func (k *Kron) setGamma(gamma float64) {
 // into c (nj × D, row-major): C = Qᵀ X, X the W block of x as H(D+1) × D.
 func (k *Kron) coords(c, x []float64, nj int) {
 	c = c[:nj*k.d]
-	if w := share.Free(k.workers); w > 1 {
+	if w := k.workers; w > 1 {
 		share.Ranges(len(k.st.W), w, 1, func(_, lo, hi int) { k.gather(x, lo, hi) })
 		gemm.MulShared(w, nj, k.d, k.m, k.q, k.x, c)
 		return
@@ -223,7 +231,7 @@ func (k *Kron) coords(c, x []float64, nj int) {
 // addSpan adds Σ_{j,f} c_jf e_f ⊗ q_j to dst, j < len(c)/D.
 func (k *Kron) addSpan(dst, c []float64) {
 	nj, d := len(c)/k.d, k.d
-	if w := share.Free(k.workers); w > 1 {
+	if w := k.workers; w > 1 {
 		share.Ranges(k.m, w, gemm.RowBlock, func(_, lo, hi int) {
 			gemm.MulTARows(lo, hi, k.m, d, nj, k.q[:nj*k.m], c, k.x) // X = Q C
 			k.scatter(dst, lo*d, hi*d)

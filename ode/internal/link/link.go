@@ -7,7 +7,8 @@ package link
 // SolutionFuncs are the replay and fork machinery of a Solution of type
 // S, of problems P, whose work is counted in W.
 type SolutionFuncs[S, P, W any] struct {
-	Fork         func(s *S, p P) *S
+	Fork         func(s *S, p P, workers int) *S
+	SetWorkers   func(s *S, workers int)
 	ReplayOrigin func(s *S, t float64) int
 	ReplayStats  func(s *S) W
 	Thinned      func(s *S) bool

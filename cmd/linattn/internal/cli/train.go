@@ -42,7 +42,7 @@ func runTrain(e *env, job *spec.Job) error {
 	}
 	sp := job.Spec
 	pop, popErr := job.System.Run(e.ctx, job.Y0, flow.RunSettings{T: tr.Time(sp.LR, sp.Steps),
-		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: spec.DenseBudget()})
+		Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: spec.DenseBudget(), Workers: e.workers})
 	levels := job.System.Levels()
 	if levels == nil && popErr == nil { // fixed tasks: the exact flow's drops
 		for _, tn := range pop.Transitions {
@@ -64,7 +64,7 @@ func runTrain(e *env, job *spec.Job) error {
 	if res == nil || len(res.Times) == 0 {
 		return err
 	}
-	return e.finishTrain(job, tr, res, err, compareFlow(e.ctx, job, pop, popErr, res), start)
+	return e.finishTrain(job, tr, res, err, compareFlow(e.ctx, job, pop, popErr, res, e.workers), start)
 }
 
 // trainGD runs gradient descent sampled on the output grid.
@@ -112,8 +112,9 @@ type comparison struct {
 
 // compareFlow samples the population flow pop (integrated to the
 // training's final time) at the training's output times, from its
-// continuous extension or, without one, a second run to those times.
-func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popErr error, res *flow.Trajectory) comparison {
+// continuous extension or, without one, a second run to those times on
+// workers processors.
+func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popErr error, res *flow.Trajectory, workers int) comparison {
 	s, sp := job.System, job.Spec
 	if popErr != nil {
 		return comparison{err: popErr}
@@ -127,7 +128,7 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 		states, c.loss, c.err = pop.Sample(res.Times)
 	} else {
 		var again *flow.Trajectory
-		again, c.err = s.Run(ctx, job.Y0, flow.RunSettings{T: res.FinalT, Times: res.Times, Method: job.Method, RTol: sp.RTol, ATol: sp.ATol})
+		again, c.err = s.Run(ctx, job.Y0, flow.RunSettings{T: res.FinalT, Times: res.Times, Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Workers: workers})
 		if again != nil {
 			states, c.loss = again.States, again.Loss
 		}
