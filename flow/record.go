@@ -2,6 +2,7 @@ package flow
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/linattn/linattn/ode"
@@ -193,4 +194,42 @@ func (r *runRecord) restore(sr *savedRecord) error {
 		st.val[k] = slices.Clone(sr.stepVal[k])
 	}
 	return nil
+}
+
+// pathRecorder keeps the loss at the accepted steps of a pass, a step only
+// when the loss has moved by tol = 10⁻⁶·|L(0) − L_min| since the last one
+// kept: enough to place the drops grid and read the drops off, and bounded
+// however long the plateaus are.
+type pathRecorder struct {
+	path LossPath
+	tol  float64
+}
+
+func newPathRecorder(s *System, y0 []float64) *pathRecorder {
+	l0 := s.Loss(y0)
+	return &pathRecorder{path: LossPath{T: []float64{0}, Loss: []float64{l0}}, tol: 1e-6 * s.lossGap(l0)}
+}
+
+// lossGap returns the scale of a run's fall in loss from l0: |l0 − L_min|,
+// or |l0| where the least loss is not known.
+func (s *System) lossGap(l0 float64) float64 {
+	gap := l0 - s.MinLoss()
+	if math.IsNaN(gap) {
+		gap = l0
+	}
+	return math.Abs(gap)
+}
+
+func (p *pathRecorder) add(t, loss float64) {
+	if math.Abs(loss-p.path.Loss[len(p.path.Loss)-1]) >= p.tol {
+		p.path.T, p.path.Loss = append(p.path.T, t), append(p.path.Loss, loss)
+	}
+}
+
+// end records the end of the pass and returns the path.
+func (p *pathRecorder) end(t, loss float64) *LossPath {
+	if last := len(p.path.T) - 1; p.path.T[last] != t {
+		p.path.T, p.path.Loss = append(p.path.T, t), append(p.path.Loss, loss)
+	}
+	return &p.path
 }
