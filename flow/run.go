@@ -135,7 +135,7 @@ func (s *System) finish(tr *Trajectory, err error, rs RunSettings) (*Trajectory,
 // the extension, or, where the states are thinned, from what it recorded
 // at the accepted steps (fromSteps); without an extension it returns the
 // run (its FinalT and path) for a second pass. A run that fails returns
-// the states its recorder kept at accepted steps.
+// the states it recorded at accepted steps (atSteps).
 func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*Trajectory, error) {
 	kept := keptStates(rs.Samples, rs.StateEvery)
 	out := rs.Samples // the states kept
@@ -145,15 +145,13 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 	rs.Times = []float64{0}
 	rs.DenseBytes = denseBound(rs, s.plan, out)
 	// The samples of a run that fails: as many as the states kept.
-	rec := s.newRunRecord(y0, max(2, out), kept != nil, rs.tests.Any())
+	rec := s.newFirstPassRecord(y0, max(2, out), kept != nil, rs.tests.Any())
 	tr, err := s.pass(ctx, y0, rs, s.levels(), rec)
 	if tr == nil {
 		return nil, err
 	}
 	if err != nil {
-		rec.finish(tr.FinalT, s.ToEigen(nil, tr.Final), tr.FinalLoss)
-		r := rec.rec
-		tr.Times, tr.Loss, tr.States, tr.Sampling = r.t, r.loss, r.states, AtSteps
+		tr.atSteps(rec)
 		return tr, err
 	}
 	if !tr.Dense() {
@@ -179,11 +177,11 @@ func (s *System) firstPass(ctx context.Context, y0 []float64, rs RunSettings) (*
 
 // pass integrates the flow from y0 (original basis) once, over [0, rs.T] or
 // until it converges when rs.T is 0, reaching rs.Times (not nil), and
-// records the first falling crossing of each of levels. It keeps the loss
-// path of the accepted steps (Trajectory.path) and, if rec is not nil,
-// records them in rec; under a task law with no levels given it reads the
-// drops off the path (findDrops).
-func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels []Transition, rec *runRecord) (*Trajectory, error) {
+// records the first falling crossing of each of levels. It records its
+// accepted steps in rec (nil: a record of the loss path alone), and keeps
+// the loss path (Trajectory.path); under a task law with no levels given
+// it reads the drops off the path (findDrops).
+func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels []Transition, rec *passRecord) (*Trajectory, error) {
 	untilConverged := rs.T == 0
 	var settle *settleDetector
 	if untilConverged {
@@ -196,17 +194,19 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		return nil, err
 	}
 	lossAt := ode.CacheByTime(s.LossEigen)
-	path := newPathRecorder(s, y0)
+	if rec == nil {
+		rec = s.newPassRecord(y0)
+	}
 	var resume *ode.Snapshot
 	if rs.Resume != nil {
 		var err error
-		if resume, err = s.resumePass(rs.Resume, path, settle, rec); err != nil {
+		if resume, err = s.resumePass(rs.Resume, rec, settle); err != nil {
 			return nil, err
 		}
 	}
 	var checkpoint func(*ode.Checkpoint) error
 	if rs.Checkpoint != nil {
-		c := &Checkpoint{n: s.n, path: path, settle: settle, rec: rec}
+		c := &Checkpoint{n: s.n, rec: rec, settle: settle}
 		checkpoint = func(oc *ode.Checkpoint) error {
 			c.T, c.oc = oc.T, oc
 			return rs.Checkpoint(c)
@@ -229,7 +229,7 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 		// and needs no sampling inside a step: the step ends suffice, and
 		// the continuous extension is built only where a crossing occurs.
 		EventSamples: 1,
-		Observer:     passObserver(rs.Observer, path, settle, rec, lossAt),
+		Observer:     passObserver(rs.Observer, rec, settle, lossAt),
 		Dense:        rs.DenseBytes > 0,
 		DenseLimit:   max(1, rs.DenseBytes/8),
 		Checkpoint:   checkpoint,
@@ -241,24 +241,20 @@ func (s *System) pass(ctx context.Context, y0 []float64, rs RunSettings, levels 
 	}
 	tr := s.newTrajectory(res, levels)
 	tr.precond, tr.workers = prob.Precond, rs.Workers
-	tr.path = path.end(tr.FinalT, tr.FinalLoss)
+	tr.path = rec.endPath(tr.FinalT, tr.FinalLoss)
 	if levels == nil && !s.plan.PaperTheory {
 		s.findDrops(tr)
 	}
 	return tr, s.passStatus(tr, res, err, untilConverged, rs)
 }
 
-// passObserver records the loss path and, with rec, the run at every
-// accepted step, watches for a run whose loss has settled, and calls the
-// user's observer.
-func passObserver(user func(float64, []float64, float64) error, path *pathRecorder, settle *settleDetector, rec *runRecord,
+// passObserver records every accepted step in rec, watches for a run
+// whose loss has settled, and calls the user's observer.
+func passObserver(user func(float64, []float64, float64) error, rec *passRecord, settle *settleDetector,
 	lossAt func(float64, []float64) float64) func(*ode.Step) error {
 	return func(st *ode.Step) error {
 		loss := lossAt(st.T1, st.Y1)
-		path.add(st.T1, loss)
-		if rec != nil {
-			rec.add(st, loss)
-		}
+		rec.add(st, loss)
 		if settle != nil && settle.add(st.T1, loss) {
 			return errSettled
 		}

@@ -92,14 +92,23 @@ func (tr *Trajectory) sampleRange(ctx context.Context, times []float64, lo, hi i
 	return nil
 }
 
+// atSteps samples the first pass tr, which failed before its output times
+// were known, at the accepted steps rec kept with their states, its end
+// among them (Sampling AtSteps).
+func (tr *Trajectory) atSteps(rec *passRecord) {
+	rec.last(tr.FinalT, tr.sys.ToEigen(nil, tr.Final), tr.FinalLoss)
+	r := rec.states
+	tr.Times, tr.Loss, tr.States, tr.Sampling = r.t, r.loss, r.states, AtSteps
+}
+
 // fromSteps samples the first pass tr at times from what rec recorded at
 // its accepted steps (Sampling Interpolated): the loss and the test losses
 // interpolated between the steps, the states those rec kept.
-func (tr *Trajectory) fromSteps(times []float64, rec *runRecord) {
-	rec.finish(tr.FinalT, tr.sys.ToEigen(nil, tr.Final), tr.FinalLoss)
+func (tr *Trajectory) fromSteps(times []float64, rec *passRecord) {
+	rec.last(tr.FinalT, tr.sys.ToEigen(nil, tr.Final), tr.FinalLoss)
 	v := rec.steps.at(times)
 	tr.Times, tr.Loss, tr.Sampling = times, v[0], Interpolated
-	tr.States, tr.StateTimes = rec.rec.states, rec.rec.t
+	tr.States, tr.StateTimes = rec.states.states, rec.states.t
 	if rec.tests != nil {
 		tr.TestICL, tr.TestIWL, tr.TestIDG = v[1], v[2], v[3]
 	}
