@@ -24,15 +24,14 @@ var ErrCheckpoint = errors.New("flow: corrupt or foreign checkpoint")
 // starts with (RunSettings.Checkpoint): the integrator's (ode.Checkpoint,
 // with the continuous extension kept so far), the loss path that places
 // the drops grid, the settling test's history and, for a run that thins
-// its states, what it recorded at the accepted steps (runRecord). It is
+// its states, what it recorded at the accepted steps (passRecord). It is
 // valid only during the call.
 type Checkpoint struct {
 	T      float64 // the time reached
 	n      int
 	oc     *ode.Checkpoint
-	path   *pathRecorder
+	rec    *passRecord
 	settle *settleDetector
-	rec    *runRecord
 }
 
 // CanCheckpoint reports whether a run by method m can be checkpointed
@@ -48,8 +47,8 @@ func (c *Checkpoint) Save(w io.Writer) error {
 	}
 	fw := floatio.NewWriter(w, checkpointMagic)
 	fw.Put(checkpointFormat, float64(c.n))
-	fw.Vec(c.path.path.T)
-	fw.Vec(c.path.path.Loss)
+	fw.Vec(c.rec.path.T)
+	fw.Vec(c.rec.path.Loss)
 	fw.Put(b2f(c.settle != nil))
 	fw.Vec(settleT)
 	fw.Vec(settleL)
@@ -76,11 +75,10 @@ type Resume struct {
 	// T is the time the run had reached.
 	T        float64
 	n        int
-	path     LossPath
+	record   passRecord // the path and, for a first pass that thins its states, its records
 	settle   bool
 	settleT  []float64
 	settleL  []float64
-	record   *savedRecord // nil unless the run thins its states
 	snapshot *ode.Snapshot
 }
 
@@ -95,19 +93,21 @@ func ReadCheckpoint(r io.Reader) (*Resume, error) {
 		return nil, fmt.Errorf("%w: format %g, this program reads %d", ErrCheckpoint, f, checkpointFormat)
 	}
 	rs := &Resume{n: int(fr.Get())}
-	rs.path.T, rs.path.Loss = fr.Vec(), fr.Vec()
+	path := &rs.record.path
+	path.T, path.Loss = fr.Vec(), fr.Vec()
 	rs.settle = fr.Get() != 0
 	rs.settleT, rs.settleL = fr.Vec(), fr.Vec()
+	valid := true
 	if fr.Get() != 0 {
-		rs.record = readRecord(fr)
+		valid = rs.record.readRecords(fr, rs.n)
 	}
 	if fr.Err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, fr.Err)
 	}
-	if len(rs.path.T) == 0 || len(rs.path.T) != len(rs.path.Loss) || len(rs.settleT) != len(rs.settleL) {
+	if len(path.T) == 0 || len(path.T) != len(path.Loss) || len(rs.settleT) != len(rs.settleL) {
 		return nil, fmt.Errorf("%w: its loss path is damaged", ErrCheckpoint)
 	}
-	if rs.record != nil && !rs.record.valid(rs.n) {
+	if !valid {
 		return nil, fmt.Errorf("%w: its record of the accepted steps is damaged", ErrCheckpoint)
 	}
 	if rs.snapshot, err = ode.ReadSnapshot(fr.Rest()); err != nil {
@@ -118,21 +118,17 @@ func ReadCheckpoint(r io.Reader) (*Resume, error) {
 }
 
 // resumePass restores the flow's part of a checkpoint into the pass's
-// recorders (rec: nil or a first pass's) and returns the integrator's
-// snapshot.
-func (s *System) resumePass(rs *Resume, path *pathRecorder, settle *settleDetector, rec *runRecord) (*ode.Snapshot, error) {
+// record and settling test and returns the integrator's snapshot.
+func (s *System) resumePass(rs *Resume, rec *passRecord, settle *settleDetector) (*ode.Snapshot, error) {
 	if rs.n != s.n || rs.settle != (settle != nil) {
 		return nil, fmt.Errorf("%w: a run of %d values (settling test %v), this one has %d (%v)", ErrCheckpoint, rs.n, rs.settle, s.n, settle != nil)
 	}
-	if (rs.record != nil) != rec.thinned() {
-		return nil, fmt.Errorf("%w: a run that thins its states %v, this one %v", ErrCheckpoint, rs.record != nil, rec.thinned())
+	if rs.record.thinned() != rec.thinned() {
+		return nil, fmt.Errorf("%w: a run that thins its states %v, this one %v", ErrCheckpoint, rs.record.thinned(), rec.thinned())
 	}
-	if rec.thinned() {
-		if err := rec.restore(rs.record); err != nil {
-			return nil, err
-		}
+	if err := rec.restore(&rs.record); err != nil {
+		return nil, err
 	}
-	path.path = LossPath{T: append([]float64(nil), rs.path.T...), Loss: append([]float64(nil), rs.path.Loss...)}
 	if settle != nil {
 		settle.t, settle.loss = append([]float64(nil), rs.settleT...), append([]float64(nil), rs.settleL...)
 	}

@@ -116,7 +116,7 @@ func TestResumeRefusesForeign(t *testing.T) {
 // least, from t = 0 to the end, each the state of the run that keeps them
 // all at that time (its extension, to 10⁻¹² relative: at a step's end the extension
 // is the step's value up to rounding), one at least every tenth of the
-// loss's fall (the recorder's share of 22 states spaced in loss keeps one
+// loss's fall (the stateRecord's share of 22 states spaced in loss keeps one
 // at least every 2/23 of it, and steps that cover more have nodes inside).
 // Its times are those of that run, bit for bit; its loss and test losses,
 // interpolated, are as close to the exact ones (DOP853 at rtol 10⁻¹³ at

@@ -280,6 +280,7 @@ func TestRunValidation(t *testing.T) {
 		"Tol = 2":                {Tol: 2},
 		"StopTol = 1 with T = 0": {StopTol: 1},
 		"DenseBytes = -1":        {T: 10, DenseBytes: -1},
+		"Workers = -1":           {T: 10, Workers: -1},
 	} {
 		_, err := s.Run(context.Background(), y0, rs)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -99,7 +99,7 @@ func resumeCheckpoint(s *System, y0 []float64, b []byte) error {
 	}
 	settings := fuzzRuns["auto"]
 	switch {
-	case rs.record != nil:
+	case rs.record.thinned():
 		settings = fuzzRuns["thinned"]
 	case rs.snapshot != nil && rs.snapshot.Method() == ode.BDF.Name():
 		settings = fuzzRuns["bdf"]

@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"fmt"
 	"math"
 	"sort"
 )
@@ -137,4 +138,46 @@ func ObservedPlateaus(times, loss []float64, trans []Transition, tEnd float64) [
 		out = append(out, level)
 	}
 	return out
+}
+
+// Grid is the kind of output grid Run samples when RunSettings.Times is nil.
+type Grid int
+
+const (
+	// GridDrops places ⌊S/4⌋ times equally spaced from 0 to T, ⌊S/4⌋
+	// log-spaced from a tenth of the first plateau's end and the others
+	// equally spaced in loss (DropsGrid), so that every drop is
+	// sampled however short it is; below S = 4 it is GridLinear.
+	GridDrops Grid = iota
+	// GridLinear places S equally spaced times from 0 to T (LinearGrid).
+	GridLinear
+	// GridLog places 0 and S−1 log-spaced times from T·10⁻⁶ to T (LogGrid).
+	GridLog
+)
+
+func (g Grid) String() string {
+	switch g {
+	case GridDrops:
+		return "drops"
+	case GridLinear:
+		return "lin"
+	case GridLog:
+		return "log"
+	}
+	return fmt.Sprintf("Grid(%d)", int(g))
+}
+
+// Times returns the s output times of the grid on [0, T]. The drops grid
+// needs path, the loss at the accepted steps of a run to T (nil: the
+// linear grid).
+func (g Grid) Times(T float64, s int, path *LossPath) []float64 {
+	switch g {
+	case GridLog:
+		return LogGrid(T*1e-6, T, s-1)
+	case GridDrops:
+		if s >= 4 && path != nil {
+			return DropsGrid(T, s, *path)
+		}
+	}
+	return LinearGrid(T, s)
 }

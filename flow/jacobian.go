@@ -41,6 +41,7 @@ func (s *System) NewLinearization() *Linearization {
 	switch {
 	case s.law.full != nil:
 		l.full = s.law.full.newLinearization(n)
+		l.full.coef.prod.share(s.workers)
 	case s.stack != nil:
 		l.stack = s.stack.newLinearization(l)
 	}

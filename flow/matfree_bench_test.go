@@ -77,7 +77,7 @@ func BenchmarkFullEval(b *testing.B) {
 // Jacobian–vector products (jvps), the fresh setups of the
 // deflation preconditioner (each DeflateStepsMerged JVPs: setups), and the
 // steps and fresh setups that sampling took again (replayed,
-// replay-setups; ode.Solution.ReplayStats).
+// replay-setups; replay.Stats).
 //
 //	go test ./flow -run XXX -bench 'FullConverge/D=16' -benchtime 1x
 func BenchmarkFullConverge(b *testing.B) {
@@ -115,7 +115,7 @@ func BenchmarkFullConverge(b *testing.B) {
 }
 
 // BenchmarkDeflateSolve times one application of the deflation
-// preconditioner (deflatePrecond.Solve, GMRES's every iteration) with all
+// preconditioner (deflation.Precond.Solve, GMRES's every iteration) with all
 // its kept Ritz pairs applied (γ large), against one evaluation of the
 // flow, and a fresh setup (the Lanczos iterations on −J and on the
 // key–query block's G), at D = 16, 32 and 64 (merged full layer, H = D,
@@ -129,20 +129,20 @@ func BenchmarkDeflateSolve(b *testing.B) {
 			b.Fatal(err)
 		}
 		y := randomState(s, 0.1, 1)
-		p := newDeflatePrecond(s)
+		p := newDeflation(s)
 		if _, err := p.Setup(0, y, 1e6, false); err != nil {
 			b.Fatal(err)
 		}
 		r, z := randomState(s, 1, 2), make([]float64, len(y))
-		// One goroutine, and as many as Solve takes (solveWorkers).
-		for _, w := range []int{1, solveWorkers(p.m, p.n)} {
-			p.share(w)
-			b.Run(fmt.Sprintf("solve/D=%d/workers=%d", d, w), func(b *testing.B) {
+		// One processor, and all of them (as many goroutines as Solve takes).
+		for _, procs := range []int{1, 0} {
+			p.SetWorkers(procs)
+			b.Run(fmt.Sprintf("solve/D=%d/workers=%d", d, p.Workers()), func(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
 					p.Solve(z, r)
 				}
-				b.ReportMetric(float64(len(p.scale)), "pairs")
+				b.ReportMetric(float64(p.Applied()), "pairs")
 			})
 		}
 		b.Run(fmt.Sprintf("deriv/D=%d", d), func(b *testing.B) {

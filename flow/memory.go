@@ -1,6 +1,9 @@
 package flow
 
-import "github.com/linattn/linattn/ode"
+import (
+	"github.com/linattn/linattn/flow/internal/deflation"
+	"github.com/linattn/linattn/ode"
+)
 
 // RunMemory is the memory a run holds at its peak, by part, in bytes
 // (System.RunBytes): an upper estimate from the sizes Run allocates, for
@@ -83,10 +86,7 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		maxl := ode.KrylovSpace(nil) // GMRES holds 2·maxl + 2 vectors
 		switch plan.Precond {
 		case DeflationPrecond:
-			// The Lanczos basis in double precision, the Ritz vectors in
-			// single, and Solve's single-precision copy of r.
-			k := float64(min(deflateSteps(run), int(ni)))
-			m.Precond, maxl = 8*(k+1)*ni+4*k*ni+4*ni, deflateKrylovOf(run.Kind == Merged)
+			m.Precond, maxl = deflation.Bytes(int(ni), deflateSteps(run)), deflation.KrylovSpace(run.Kind == Merged)
 			if run.Kind == Merged {
 				m.Precond += kronBytes(s.d, run.H) // its structured deflation
 			}
@@ -101,7 +101,7 @@ func (s *System) RunBytes(y0 []float64, rs RunSettings) RunMemory {
 		m.Krylov = 8 * float64(2*maxl+2) * ni
 	}
 	if first && m.Dense > 0 {
-		m.Forks = float64(samplingWorkers(samples)-1) * (m.Solver + m.Precond + m.Krylov)
+		m.Forks = float64(samplingWorkers(samples, rs.Workers)-1) * (m.Solver + m.Precond + m.Krylov)
 	}
 	return m
 }

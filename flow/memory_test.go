@@ -3,6 +3,8 @@ package flow
 import (
 	"context"
 	"testing"
+
+	"github.com/linattn/linattn/flow/internal/deflation"
 )
 
 // TestRunBytesStates: RunBytes counts the states a run holds: at most
@@ -60,7 +62,7 @@ func TestPrecondOf(t *testing.T) {
 		s := newSys(t, lawData(t, tasks, 1), tc.m)
 		got := NoPrecond
 		switch s.Preconditioner().(type) {
-		case *deflatePrecond:
+		case *deflation.Precond:
 			got = DeflationPrecond
 		case *blockPrecond:
 			got = BlockPrecond

@@ -133,6 +133,10 @@ type System struct {
 	// one layer.
 	stack *stack
 	plan  Plan
+	// workers is the processors the evaluations of s may share their
+	// work among, 0 for all of them: Run's RunSettings.Workers while it
+	// runs (setWorkers).
+	workers int
 }
 
 // NewSystem validates the model against the data.

@@ -55,7 +55,7 @@ const (
 	NoPrecond Precond = iota
 	// DeflationPrecond: the full layer too large to factor, or the merged
 	// one from deflateMinDim, I − γJ on J's stiffest eigenvectors
-	// (precond_deflate.go).
+	// (deflation.go).
 	DeflationPrecond
 	// BlockPrecond: the separate model's in-context flow, I − γJ on
 	// blocks of strongly coupled variables (precond.go).

@@ -5,15 +5,17 @@ import (
 	"math"
 	"slices"
 
+	"github.com/linattn/linattn/flow/internal/deflation"
 	"github.com/linattn/linattn/ode"
 )
 
 // Preconditioner returns the preconditioner of the flow's Newton matrix
 // I − γJ for ode.BDF (ode.Problem.Precond): for the full layer too large
 // to factor (n > ode.MaxDenseDim), and the merged full layer from
-// deflateMinDim on, I − γJ on J's stiffest eigenvectors (deflatePrecond),
-// for the merged model with the Kronecker structure of its key–query
-// block's curvature on their complement (kronDeflation);
+// deflateMinDim on, I − γJ on J's stiffest eigenvectors
+// (deflation.Precond), for the merged model with the Kronecker structure
+// of its key–query block's curvature on their complement
+// (deflation.Kron);
 // nil for the merged model, the smaller full layer and task laws with
 // fixed tasks (whose Jacobian entries jacEntries does not know; BDF then
 // factors I − γJ densely).
@@ -48,7 +50,7 @@ import (
 func (s *System) Preconditioner() ode.Preconditioner {
 	switch s.plan.Precond {
 	case DeflationPrecond:
-		return newDeflatePrecond(s) // precond_deflate.go
+		return newDeflation(s) // deflation.go
 	case NoPrecond:
 		return nil
 	}
@@ -233,6 +235,15 @@ func (bp *blockPrecond) find(x int32) int32 {
 	return x
 }
 
+// setPrecondWorkers sets the processors a preconditioner of a System
+// shares its work among, procs or for 0 all (the deflation's; the block
+// preconditioner does not share).
+func setPrecondWorkers(p ode.Preconditioner, procs int) {
+	if d, ok := p.(*deflation.Precond); ok {
+		d.SetWorkers(procs)
+	}
+}
+
 // forkPreconditioner returns, for s, a copy of the System p was built for
 // (System.clone), a preconditioner of p's kind with scratch space of its
 // own, sharing what p's setups do not change (the merged model's U), so
@@ -241,12 +252,12 @@ func (s *System) forkPreconditioner(p ode.Preconditioner) ode.Preconditioner {
 	switch p := p.(type) {
 	case nil:
 		return nil
-	case *deflatePrecond:
-		var kron *kronDeflation
-		if p.kron != nil {
-			kron = p.kron.fork(s)
+	case *deflation.Precond:
+		kron := p.Kron()
+		if kron != nil {
+			kron = kron.Fork(s.law.full.train, s.workers)
 		}
-		return newDeflatePrecondWith(s, kron)
+		return newDeflationWith(s, kron)
 	}
 	return s.Preconditioner()
 }

@@ -4,9 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"testing"
 
+	"github.com/linattn/linattn/flow/internal/deflation"
 	"github.com/linattn/linattn/law"
 )
 
@@ -52,32 +52,33 @@ func TestKronCurvature(t *testing.T) {
 // column x in column f = 1 of W.
 func kronGap(t *testing.T, s *System, y []float64) float64 {
 	t.Helper()
-	k := newKronDeflation(s, 10)
-	if k == nil {
+	st, ok := s.kronStructure()
+	if !ok {
 		t.Fatalf("%v: no structured deflation", s.Model.Layer)
 	}
-	k.at(y)
+	k := deflation.NewKron(st, 10, 0)
+	k.At(y)
 	l := s.NewLinearization()
 	l.At(y)
 	rng := rand.New(rand.NewPCG(5, 6))
-	x, gx := make([]float64, k.m), make([]float64, k.m)
+	d, m := st.D, st.H*(st.D+1)
+	x, gx := make([]float64, m), make([]float64, m)
 	for i := range x {
 		x[i] = rng.NormFloat64()
 	}
-	k.mulG(gx, x)
+	k.MulG(gx, x)
 	const f = 1
-	d := k.d
 	dy, jdy := make([]float64, s.Len()), make([]float64, s.Len())
-	for i := 0; i < k.m; i++ {
-		dy[k.wIdx[i*d+f]] = x[i]
+	for i := 0; i < m; i++ {
+		dy[st.W[i*d+f]] = x[i]
 	}
 	l.Apply(jdy, dy)
 	var diff, norm float64
-	for i := 0; i < k.m; i++ {
+	for i := 0; i < m; i++ {
 		for g := 0; g < d; g++ {
-			got, want := -jdy[k.wIdx[i*d+g]], 0.0
+			got, want := -jdy[st.W[i*d+g]], 0.0
 			if g == f {
-				want = k.lam[f] * gx[i]
+				want = st.Lambda[f] / st.Tau * gx[i]
 			}
 			diff += (got - want) * (got - want)
 			norm += want * want
@@ -87,69 +88,22 @@ func kronGap(t *testing.T, s *System, y []float64) float64 {
 }
 
 // TestKronBytes: the memory model of the structured deflation (kronBytes,
-// in RunBytes) is what newDeflatePrecond and the first setup's fit of U
-// allocate for it, within the temporaries of the fit (two feature
-// vectors) and of θ's indices.
+// in RunBytes) is what its Structure, NewKron, the first setup's fit of U
+// and the deflation's coordinates on it allocate, within the temporaries
+// of the fit (two feature vectors) and of θ's indices.
 func TestKronBytes(t *testing.T) {
 	const d = 6
 	s := newSys(t, taskLawData(t, d, 0.5, 4, 3), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	k := newKronDeflation(s, kronPairs(d))
-	k.moments(s) // U, which the first setup fits
-	kb := make([]float64, DeflateStepsMerged*len(k.c))
+	st, _ := s.kronStructure()
+	k := deflation.NewKron(st, kronPairs(d), 0)
+	k.Fit()                                                                // U, which the first setup fits
+	kb := make([]float64, DeflateStepsMerged*min(kronPairs(d), d*(d+1))*d) // the deflation's coordinates on it (deflation.New)
 	runtime.ReadMemStats(&after)
 	got, want := float64(after.TotalAlloc-before.TotalAlloc), kronBytes(d, d)
 	t.Logf("allocated %.0f bytes, model %.0f (kb %d)", got, want, len(kb))
 	if got < want || got > 1.25*want {
-		t.Errorf("newKronDeflation and its coordinates allocated %.0f bytes, kronBytes says %.0f", got, want)
-	}
-}
-
-// TestKronShared: the structured deflation's coordinates and span shared
-// by 2 and 3 goroutines (products by rows from multiples of
-// gemm.RowBlock, gathers and scatters by entries) give the bits of one
-// goroutine, for every count of pairs applied (row counts off the
-// blocks), and its coordinates are Qᵀ X (to 1e-12 of a plain loop's).
-func TestKronShared(t *testing.T) {
-	const d = 9 // the kernels take 8 and 16 columns
-	s := newSys(t, taskLawData(t, d, 0.5, 4, 3), Model{Kind: Merged, H: d, Tau: 1, Layer: FullLayer})
-	k := newKronDeflation(s, kronPairs(d))
-	k.at(randomState(s, 0.5, 4))
-	x := randomState(s, 1, 5)
-	for nj := 1; nj <= k.r; nj += 3 {
-		c := make([]float64, nj*d)
-		var coords, span []float64
-		for w := 1; w <= 3; w++ {
-			k.workers = w
-			k.coords(c, x, nj)
-			z := slices.Clone(x)
-			k.addSpan(z, c)
-			if w == 1 {
-				coords, span = slices.Clone(c), z
-				for j := 0; j < nj; j++ {
-					for f := 0; f < d; f++ {
-						var want float64
-						for i := 0; i < k.m; i++ {
-							want += k.q[j*k.m+i] * x[k.wIdx[i*d+f]]
-						}
-						if math.Abs(c[j*d+f]-want) > 1e-12*(1+math.Abs(want)) {
-							t.Fatalf("pairs %d: coordinate (%d, %d) = %v, plain loop %v", nj, j, f, c[j*d+f], want)
-						}
-					}
-				}
-				continue
-			}
-			for i := range c {
-				if math.Float64bits(c[i]) != math.Float64bits(coords[i]) {
-					t.Fatalf("pairs %d, %d goroutines: coordinate %d = %v, one goroutine %v", nj, w, i, c[i], coords[i])
-				}
-			}
-			for i := range z {
-				if math.Float64bits(z[i]) != math.Float64bits(span[i]) {
-					t.Fatalf("pairs %d, %d goroutines: entry %d of the span = %v, one goroutine %v", nj, w, i, z[i], span[i])
-				}
-			}
-		}
+		t.Errorf("the structured deflation and its coordinates allocated %.0f bytes, kronBytes says %.0f", got, want)
 	}
 }

@@ -2,44 +2,93 @@ package flow
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/linattn/linattn/internal/floatio"
 	"github.com/linattn/linattn/ode"
 )
 
-// What the first pass of Run records at its accepted steps (runRecord):
-// states spread over the run (recorder), for a run that fails and, where
-// the states are thinned, for the output; and, where they are thinned, the
-// loss and the test losses at every step (stepRecord), from which the
-// output times' values are interpolated (docs/math.md, "Sampling from
-// the steps").
+// passRecord is what a pass of Run records at its accepted steps
+// (passObserver), for what its output times do not give. Every pass
+// keeps the loss path, from which Run places the drops grid and reads the
+// drops off under a task law: a step only where the loss has moved by
+// pathTol = 10⁻⁶·|L(0) − L_min| since the last one kept, which is enough
+// for both and bounded however long the plateaus are. Run's first pass,
+// whose output times are not known while it runs, records besides the
+// samples it may have to make from its steps (sample.go): states spread
+// over the run (stateRecord), the output of a run that fails (Sampling
+// AtSteps) and of one that thins its states, which also records the loss
+// and the test losses at its steps (stepRecord) to interpolate them at
+// the output times (Sampling Interpolated; docs/math.md, "Sampling from
+// the steps"). A checkpoint carries the path and a thinned first pass's
+// records (Checkpoint.Save).
+type passRecord struct {
+	path    LossPath
+	pathTol float64
+	states  *stateRecord                               // nil but in a first pass
+	steps   *stepRecord                                // nil unless the first pass thins its states
+	tests   func(ye []float64) (icl, iwl, idg float64) // with steps: the test losses, nil for none
+	scratch []float64                                  // with steps: a state inside a step, eigen coordinates
+	s       *System
+}
 
-// runRecord is the first pass's recorders. steps is nil unless the run
-// thins its states (RunSettings.StateEvery > 1); then the recorder's
-// states are the output's, and a checkpoint carries both.
-type runRecord struct {
-	rec     *recorder
-	steps   *stepRecord
-	tests   func(ye []float64) (icl, iwl, idg float64) // nil: no test losses
-	scratch []float64                                  // a state inside a step, eigen coordinates
+// newPassRecord returns the record of a pass from y0 (original basis): the
+// loss path.
+func (s *System) newPassRecord(y0 []float64) *passRecord {
+	l0 := s.Loss(y0)
+	return &passRecord{s: s, path: LossPath{T: []float64{0}, Loss: []float64{l0}}, pathTol: 1e-6 * s.lossGap(l0)}
+}
+
+// newFirstPassRecord returns the record of a first pass from y0 that keeps
+// about states states and, where thinned is set, the loss and the test
+// losses (tests) at up to maxStepNodes nodes.
+func (s *System) newFirstPassRecord(y0 []float64, states int, thinned, tests bool) *passRecord {
+	r := s.newPassRecord(y0)
+	l0 := r.path.Loss[0]
+	r.states = newStateRecord(s, states, y0, l0)
+	if !thinned {
+		return r
+	}
+	r.steps, r.scratch = newStepRecord(maxStepNodes, tests), make([]float64, s.n)
+	if tests {
+		r.tests = s.testLossesEigen()
+	}
+	r.steps.add(0, r.values(s.ToEigen(nil, y0), l0))
+	return r
+}
+
+// lossGap returns the scale of a run's fall in loss from l0: |l0 − L_min|,
+// or |l0| where the least loss is not known.
+func (s *System) lossGap(l0 float64) float64 {
+	gap := l0 - s.MinLoss()
+	if math.IsNaN(gap) {
+		gap = l0
+	}
+	return math.Abs(gap)
 }
 
 // add records the accepted step st, with the loss at its end.
-func (r *runRecord) add(st *ode.Step, loss float64) {
+func (r *passRecord) add(st *ode.Step, loss float64) {
+	if math.Abs(loss-r.path.Loss[len(r.path.Loss)-1]) >= r.pathTol {
+		r.path.T, r.path.Loss = append(r.path.T, st.T1), append(r.path.Loss, loss)
+	}
+	if r.states == nil {
+		return
+	}
 	if r.steps != nil {
 		end := r.values(st.Y1, loss)
-		m := r.steps.innerNodes(st.T1, end, r.rec.gap)
+		m := r.steps.innerNodes(st.T1, end, r.states.gap)
 		for j := 1; j <= m; j++ {
 			t := st.T0 + (st.T1-st.T0)*float64(j)/float64(m+1)
 			st.Interpolate(r.scratch, t)
-			l := r.rec.s.LossEigen(r.scratch)
+			l := r.s.LossEigen(r.scratch)
 			r.steps.add(t, r.values(r.scratch, l))
-			r.rec.add(t, r.scratch, l)
+			r.states.add(t, r.scratch, l)
 		}
 		r.steps.add(st.T1, end)
 	}
-	r.rec.add(st.T1, st.Y1, loss)
+	r.states.add(st.T1, st.Y1, loss)
 }
 
 // The step record's nodes inside a step (stepRecord.innerNodes): as many
@@ -58,7 +107,7 @@ const (
 
 // values returns the loss and, with tests, the test losses at ye (eigen
 // coordinates) where the loss is loss.
-func (r *runRecord) values(ye []float64, loss float64) [4]float64 {
+func (r *passRecord) values(ye []float64, loss float64) [4]float64 {
 	v := [4]float64{loss}
 	if r.tests != nil {
 		v[1], v[2], v[3] = r.tests(ye)
@@ -66,35 +115,28 @@ func (r *runRecord) values(ye []float64, loss float64) [4]float64 {
 	return v
 }
 
-// newRunRecord returns the recorders of a first pass from y0 keeping about
-// states states and, where thinned is set, the loss and the test losses
-// (tests) at up to maxStepNodes nodes.
-func (s *System) newRunRecord(y0 []float64, states int, thinned, tests bool) *runRecord {
-	l0 := s.Loss(y0)
-	r := &runRecord{rec: newRecorder(s, states, y0, l0)}
-	if !thinned {
-		return r
+// endPath records the end of the pass at t, with its loss, on the path,
+// where its last step did not, and returns the path.
+func (r *passRecord) endPath(t, loss float64) *LossPath {
+	if last := len(r.path.T) - 1; r.path.T[last] != t {
+		r.path.T, r.path.Loss = append(r.path.T, t), append(r.path.Loss, loss)
 	}
-	r.steps, r.scratch = newStepRecord(maxStepNodes, tests), make([]float64, s.n)
-	if tests {
-		r.tests = s.testLossesEigen()
-	}
-	r.steps.add(0, r.values(s.ToEigen(nil, y0), l0))
-	return r
+	p := r.path // not r's: the Trajectory keeps the path, not the states
+	return &p
 }
 
-// finish records the end of the run that ended at t with state ye (eigen
-// coordinates) and loss there, where its last step did not.
-func (r *runRecord) finish(t float64, ye []float64, loss float64) {
-	r.rec.last(t, ye, loss)
+// last records the end of a first pass that ended at t with state ye
+// (eigen coordinates) and loss there, where its last step did not.
+func (r *passRecord) last(t float64, ye []float64, loss float64) {
+	r.states.last(t, ye, loss)
 	if r.thinned() && t > r.steps.t[len(r.steps.t)-1] {
 		r.steps.last(t, r.values(ye, loss))
 	}
 }
 
-// thinned reports whether r records for a run that thins its states (a nil
-// r does not).
-func (r *runRecord) thinned() bool { return r != nil && r.steps != nil }
+// thinned reports whether r records for a first pass that thins its
+// states.
+func (r *passRecord) thinned() bool { return r.steps != nil }
 
 // testLossesEigen returns System.testLosses on states in eigen
 // coordinates.
@@ -106,9 +148,10 @@ func (s *System) testLossesEigen() func(ye []float64) (icl, iwl, idg float64) {
 	return func(ye []float64) (icl, iwl, idg float64) { return tests(s.FromEigen(y, ye)) }
 }
 
-// save writes the records for a checkpoint (Checkpoint.Save).
-func (r *runRecord) save(fw floatio.Writer) {
-	rec, st := r.rec, r.steps
+// save writes the records of a thinned first pass for a checkpoint
+// (Checkpoint.Save, which writes the path).
+func (r *passRecord) save(fw floatio.Writer) {
+	rec, st := r.states, r.steps
 	for _, c := range rec.coord {
 		fw.Put(c.q, c.prev)
 	}
@@ -129,69 +172,61 @@ func (r *runRecord) save(fw floatio.Writer) {
 	}
 }
 
-// savedRecord is a runRecord read back from a checkpoint.
-type savedRecord struct {
-	qPrev         []float64 // q and prev of each coordinate
-	t, loss, hits []float64
-	states        []float64
-	stride, count int
-	tests         bool
-	stepT         []float64
-	stepVal       [4][]float64
-}
-
-func readRecord(fr *floatio.Reader) *savedRecord {
-	sr := &savedRecord{qPrev: make([]float64, 6)}
-	for i := range sr.qPrev {
-		sr.qPrev[i] = fr.Get()
+// readRecords reads what save wrote into the records of r, which the run
+// that resumes takes over (restore), and reports whether their lengths
+// agree, for states of n values.
+func (r *passRecord) readRecords(fr *floatio.Reader, n int) bool {
+	rec, st := &stateRecord{}, &stepRecord{}
+	for k := range rec.coord {
+		rec.coord[k].q, rec.coord[k].prev = fr.Get(), fr.Get()
 	}
-	sr.t, sr.loss, sr.hits, sr.states = fr.Vec(), fr.Vec(), fr.Vec(), fr.Vec()
-	sr.stride, sr.count, sr.tests = int(fr.Get()), int(fr.Get()), fr.Get() != 0
-	sr.stepT = fr.Vec()
-	rows := 1
-	if sr.tests {
-		rows = 4
+	var hits []float64
+	rec.t, rec.loss, hits, rec.states = fr.Vec(), fr.Vec(), fr.Vec(), fr.Vec()
+	st.stride, st.count, st.tests = int(fr.Get()), int(fr.Get()), fr.Get() != 0
+	st.t = fr.Vec()
+	for k := range st.rows() {
+		st.val[k] = fr.Vec()
 	}
-	for k := range rows {
-		sr.stepVal[k] = fr.Vec()
-	}
-	return sr
-}
-
-// valid reports whether the record's lengths agree, for states of n values.
-func (sr *savedRecord) valid(n int) bool {
-	rows := len(sr.t)
-	ok := rows > 0 && len(sr.loss) == rows && len(sr.hits) == 6*rows && len(sr.states) == rows*n && sr.stride >= 1
+	r.states, r.steps = rec, st
+	rows := len(rec.t)
+	ok := rows > 0 && len(rec.loss) == rows && len(hits) == 6*rows && len(rec.states) == rows*n && st.stride >= 1
 	for k := range 4 {
-		want := len(sr.stepT)
-		if k > 0 && !sr.tests {
+		want := len(st.t)
+		if k >= st.rows() {
 			want = 0
 		}
-		ok = ok && len(sr.stepVal[k]) == want
+		ok = ok && len(st.val[k]) == want
+	}
+	if ok {
+		rec.hits = make([][3]span, rows)
+		for i := range rec.hits {
+			for k := range 3 {
+				rec.hits[i][k] = span{hits[6*i+2*k], hits[6*i+2*k+1]}
+			}
+		}
 	}
 	return ok
 }
 
-// restore sets the records to those a checkpoint saved.
-func (r *runRecord) restore(sr *savedRecord) error {
-	rec, st := r.rec, r.steps
-	if sr.tests != st.tests || len(sr.states) > (rec.max+1)*rec.n || len(sr.stepT) > st.max {
-		return fmt.Errorf("%w: its records are of another run (test losses %v, this one %v)", ErrCheckpoint, sr.tests, st.tests)
-	}
-	for k := range rec.coord {
-		rec.coord[k].q, rec.coord[k].prev = sr.qPrev[2*k], sr.qPrev[2*k+1]
-	}
-	rec.t, rec.loss = slices.Clone(sr.t), slices.Clone(sr.loss)
-	rec.hits = make([][3]span, len(sr.t))
-	for i := range rec.hits {
-		for k := range 3 {
-			rec.hits[i][k] = span{sr.hits[6*i+2*k], sr.hits[6*i+2*k+1]}
+// restore sets r to the record saved of the pass a checkpoint stopped:
+// its path and, for a first pass that thins its states, its records,
+// which must fit r's.
+func (r *passRecord) restore(saved *passRecord) error {
+	if r.thinned() {
+		rec, st, sr, ss := r.states, r.steps, saved.states, saved.steps
+		if ss.tests != st.tests || len(sr.states) > (rec.max+1)*rec.n || len(ss.t) > st.max {
+			return fmt.Errorf("%w: its records are of another run (test losses %v, this one %v)", ErrCheckpoint, ss.tests, st.tests)
+		}
+		for k := range rec.coord {
+			rec.coord[k].q, rec.coord[k].prev = sr.coord[k].q, sr.coord[k].prev
+		}
+		rec.t, rec.loss, rec.hits = slices.Clone(sr.t), slices.Clone(sr.loss), slices.Clone(sr.hits)
+		rec.states = append(make([]float64, 0, (rec.max+1)*rec.n), sr.states...)
+		st.stride, st.count, st.t = ss.stride, ss.count, slices.Clone(ss.t)
+		for k := range st.rows() {
+			st.val[k] = slices.Clone(ss.val[k])
 		}
 	}
-	rec.states = append(make([]float64, 0, (rec.max+1)*rec.n), sr.states...)
-	st.stride, st.count, st.t = sr.stride, sr.count, slices.Clone(sr.stepT)
-	for k := range st.rows() {
-		st.val[k] = slices.Clone(sr.stepVal[k])
-	}
+	r.path = LossPath{T: slices.Clone(saved.path.T), Loss: slices.Clone(saved.path.Loss)}
 	return nil
 }

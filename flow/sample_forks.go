@@ -1,13 +1,13 @@
 package flow
 
 import (
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/linattn/linattn/internal/share"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/ode/replay"
 )
 
 // maxSampleWorkers bounds the goroutines that sample a thinned continuous
@@ -20,33 +20,49 @@ const maxSampleWorkers = 4
 const minSamplesPerWorker = 16
 
 // samplingWorkers returns how many goroutines sample a run's thinned
-// continuous extension at nt output times: the processors Go may use
-// (runtime.GOMAXPROCS), at most maxSampleWorkers and one per
-// minSamplesPerWorker times.
-func samplingWorkers(nt int) int {
-	return max(1, min(runtime.GOMAXPROCS(0), maxSampleWorkers, nt/minSamplesPerWorker))
+// continuous extension at nt output times on procs processors (the
+// run's RunSettings.Workers; share.Procs): all of them, at most
+// maxSampleWorkers and one per minSamplesPerWorker times.
+func samplingWorkers(nt, procs int) int {
+	return max(1, min(share.Procs(procs), maxSampleWorkers, nt/minSamplesPerWorker))
 }
 
-// sampleWorkers is samplingWorkers where the extension takes steps again
-// (ode.Solution.Thinned) and belongs to a System's run, else 1.
+// sampleWorkers is samplingWorkers on the run's processors where the
+// extension takes steps again (replay.Thinned) and belongs to a System's
+// run, else 1.
 func (tr *Trajectory) sampleWorkers(nt int) int {
-	if tr.sys == nil || tr.dense == nil || !tr.dense.Thinned() {
+	if tr.sys == nil || tr.dense == nil || !replay.Thinned(tr.dense) {
 		return 1
 	}
-	return samplingWorkers(nt)
+	return samplingWorkers(nt, tr.workers)
 }
 
 // fork returns a Trajectory of tr's run that evaluates its extension in
-// another goroutine: a copy of the System (clone), its functions and a
-// preconditioner of the run's kind, and a fork of the extension
-// (ode.Solution.Fork), whose values are tr's bit for bit.
-func (tr *Trajectory) fork() (*Trajectory, error) {
+// another goroutine on procs processors: a copy of the System (clone),
+// its functions and a preconditioner of the run's kind, and a fork of the
+// extension (replay.Fork), whose values are tr's bit for bit.
+func (tr *Trajectory) fork(procs int) (*Trajectory, error) {
 	s, err := tr.sys.clone()
 	if err != nil {
 		return nil, err
 	}
+	s.setWorkers(procs)
 	prob := ode.Problem{Func: s.Func(), Jac: s.Jac(), Precond: s.forkPreconditioner(tr.precond)}
-	return &Trajectory{sys: s, dense: tr.dense.Fork(prob), pad: tr.pad}, nil
+	return &Trajectory{sys: s, dense: replay.Fork(tr.dense, prob, procs), pad: tr.pad, workers: procs}, nil
+}
+
+// shareAs sets the processors tr's own evaluations take to procs (its
+// System's, its preconditioner's and its extension's replays'), while
+// forks sample beside it, and returns the function that restores them.
+func (tr *Trajectory) shareAs(procs int) (restore func()) {
+	was := tr.sys.setWorkers(procs)
+	setPrecondWorkers(tr.precond, procs)
+	replay.SetWorkers(tr.dense, procs)
+	return func() {
+		tr.sys.setWorkers(was)
+		setPrecondWorkers(tr.precond, tr.workers)
+		replay.SetWorkers(tr.dense, tr.workers)
+	}
 }
 
 // clone returns a System of the same data and model with scratch space of
@@ -63,7 +79,7 @@ func (s *System) clone() (*System, error) {
 // sampleGroups splits the output times into contiguous groups
 // bounds[i]…bounds[i+1] for w goroutines, for times in increasing order:
 // each group begins where the evaluations begin to replay from another
-// kept state of the extension (ode.Solution.ReplayOrigin), about
+// kept state of the extension (replay.Origin), about
 // groupsPerWorker·w of them spanning as many steps of the run each (at
 // least groupMinSteps).
 // Otherwise it splits them into w ranges of as many times. A group's
@@ -81,11 +97,11 @@ func (tr *Trajectory) sampleGroups(times []float64, w int) []int {
 		}
 		return bounds
 	}
-	first := tr.dense.ReplayOrigin(times[0])
-	span := max(groupMinSteps, (tr.dense.ReplayOrigin(times[nt-1])-first)/(groupsPerWorker*w))
+	first := replay.Origin(tr.dense, times[0])
+	span := max(groupMinSteps, (replay.Origin(tr.dense, times[nt-1])-first)/(groupsPerWorker*w))
 	bounds, start := []int{0}, first
 	for i := 1; i < nt; i++ {
-		if o := tr.dense.ReplayOrigin(times[i]); o >= start+span {
+		if o := replay.Origin(tr.dense, times[i]); o >= start+span {
 			bounds, start = append(bounds, i), o
 		}
 	}
@@ -114,10 +130,11 @@ const groupMinSteps = 256
 // Newton–Krylov solves), so the cheap early groups are left to even out
 // the goroutines' ends, where a split into w ranges of as many steps left
 // one goroutine replaying alone for the last half hour of D = 64's
-// sampling (merged full layer). While two or more goroutines sample, each
-// evaluates on one processor (share.Busy), the last one left on all. The
-// values do not depend on which goroutine evaluates which group
-// (ode.Solution.Fork). The forks' replays are added to tr.forkReplays.
+// sampling (merged full layer). The w goroutines take a share each of the
+// run's processors (RunSettings.Workers; share.Split): sharing an
+// evaluation beside the others would only add goroutines to the same
+// processors. The values do not depend on which goroutine evaluates which
+// group (replay.Fork). The forks' replays are added to tr.forkReplays.
 func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi int) bool, fill func(on *Trajectory, lo, hi int) error) error {
 	bounds := tr.sampleGroups(times, w)
 	groups := len(bounds) - 1
@@ -133,19 +150,20 @@ func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi in
 		}
 		return firstError(errs)
 	}
+	procs := share.Split(tr.workers, w)
 	forks := make([]*Trajectory, w)
 	forks[0] = tr
 	for i := 1; i < w; i++ {
-		f, err := tr.fork()
+		f, err := tr.fork(procs)
 		if err != nil {
 			return err
 		}
 		forks[i] = f
 	}
+	defer tr.shareAs(procs)()
 	next := atomic.Int64{}
 	next.Store(int64(groups))
 	work := func(on *Trajectory) {
-		defer share.Busy()() // no sharing of the evaluations beside the others
 		for g := int(next.Add(-1)); g >= 0; g = int(next.Add(-1)) {
 			if !run(on, g) {
 				next.Store(-1) // the others stop after their current group
@@ -163,7 +181,7 @@ func (tr *Trajectory) sampleParallel(times []float64, w int, skip func(lo, hi in
 	work(tr)
 	wg.Wait()
 	for _, f := range forks[1:] {
-		tr.forkReplays.Add(f.dense.ReplayStats())
+		tr.forkReplays.Add(replay.Stats(f.dense))
 	}
 	return firstError(errs)
 }
@@ -179,9 +197,9 @@ func firstError(errs []error) error {
 }
 
 // replayStats returns the steps the sampling of tr's extension took again,
-// its forks' included (ode.Solution.ReplayStats).
+// its forks' included (replay.Stats).
 func (tr *Trajectory) replayStats() ode.Stats {
-	st := tr.dense.ReplayStats()
+	st := replay.Stats(tr.dense)
 	st.Add(tr.forkReplays)
 	st.PerMethod = nil
 	return st

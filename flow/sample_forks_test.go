@@ -3,9 +3,12 @@ package flow
 import (
 	"context"
 	"math"
+	"sync"
 	"testing"
 
+	"github.com/linattn/linattn/flow/internal/deflation"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/ode/replay"
 )
 
 // TestSampleForks: sampling a run's thinned BDF extension in two and three
@@ -16,7 +19,9 @@ import (
 // bit: the separate model with its block
 // preconditioner, and the merged full layer with the deflation and its
 // structured part. go test -race checks that they share nothing they
-// write.
+// write. The goroutines evaluate on a share each of the run's processors
+// (RunSettings.Workers = 4: two each for two), the first on its own
+// System, which has its count back after.
 func TestSampleForks(t *testing.T) {
 	t.Parallel()
 	sep, y0 := powerLawSix(t)
@@ -26,11 +31,11 @@ func TestSampleForks(t *testing.T) {
 		s    *System
 		y0   []float64
 	}{{"separate", sep, y0}, {"merged full", full, nil}} {
-		tr, err := c.s.Run(context.Background(), c.y0, RunSettings{Samples: 301, Method: ode.BDF})
-		if err != nil || !tr.Dense() || !tr.dense.Thinned() {
+		tr, err := c.s.Run(context.Background(), c.y0, RunSettings{Samples: 301, Method: ode.BDF, Workers: 4})
+		if err != nil || !tr.Dense() || !replay.Thinned(tr.dense) {
 			t.Fatalf("%s: %v, dense %v: want the kept states thinned", c.name, err, tr != nil && tr.Dense())
 		}
-		if _, ok := tr.precond.(*deflatePrecond); c.s.Model.Kind == Merged && !ok {
+		if _, ok := tr.precond.(*deflation.Precond); c.s.Model.Kind == Merged && !ok {
 			t.Fatalf("%s: preconditioner %T, want the deflation", c.name, tr.precond)
 		}
 		if g := len(tr.sampleGroups(tr.Times, 1)) - 1; g <= 3 {
@@ -49,6 +54,17 @@ func TestSampleForks(t *testing.T) {
 		}
 		if rs := tr.forkReplays; rs.Steps == 0 {
 			t.Errorf("%s: the forks took no step again: the replay in forks is not tested", c.name)
+		}
+		var mu sync.Mutex
+		shares := map[int]bool{}
+		tr.sampleParallel(tr.Times[:64], 2, func(int, int) bool { return false }, func(on *Trajectory, lo, hi int) error {
+			mu.Lock()
+			defer mu.Unlock()
+			shares[on.sys.workers] = true
+			return nil
+		})
+		if !shares[2] || len(shares) != 1 || c.s.workers != 0 {
+			t.Errorf("%s: two goroutines on 4 processors evaluated on %v processors each, want 2; the System has %d after, want 0 (all) as before", c.name, shares, c.s.workers)
 		}
 	}
 }

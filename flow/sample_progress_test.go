@@ -10,6 +10,7 @@ import (
 
 	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/ode"
+	"github.com/linattn/linattn/ode/replay"
 )
 
 // TestSamplingResume: a run stopped while it sampled its thinned BDF
@@ -33,7 +34,7 @@ func TestSamplingResume(t *testing.T) {
 	// sets: the extension kept is thinned.
 	rs := RunSettings{Samples: 301, Method: ode.BDF, DenseBytes: BDFKeptStates * 301 * s.Len() * 8}
 	whole, err := s.Run(context.Background(), y0, rs)
-	if err != nil || !whole.dense.Thinned() {
+	if err != nil || !replay.Thinned(whole.dense) {
 		t.Fatalf("%v; want a thinned extension, so that sampling replays", err)
 	}
 	// Sample, on no times and on the output times (the loss of the run).

@@ -115,7 +115,7 @@ func TestRunInterrupted(t *testing.T) {
 	}
 }
 
-// TestRecorder: a recorder of at most 30 states, fed 20 000 steps of a
+// TestStateRecord: a stateRecord of at most 30 states, fed 20 000 steps of a
 // run whose loss falls as 1/(1 + t) over t ∈ (0, 1000], keeps t = 0,
 // never more than 30 states, increasing in time, always the end, at least
 // a third of 30, and spreads them as DropsGrid's shares (7 in time, 7 in
@@ -124,9 +124,9 @@ func TestRunInterrupted(t *testing.T) {
 // share, which doubles only when more than the share are kept), none in
 // ln(1 + t) larger than 2·ln(1001)/7, none in the fall of the loss larger
 // than 2/14 of it. The states kept are those of the same steps fed to a
-// recorder of 3000 states, whose spacings are then doubled to the first
+// stateRecord of 3000 states, whose spacings are then doubled to the first
 // one's: the spacing alone decides what is kept, not when it doubled.
-func TestRecorder(t *testing.T) {
+func TestStateRecord(t *testing.T) {
 	t.Parallel()
 	data, err := law.NewData([]float64{0.2}, nil, law.Lengths{Nu: 0.5})
 	if err != nil {
@@ -136,7 +136,7 @@ func TestRecorder(t *testing.T) {
 	const steps, limit, end = 20_000, 30, 1000.0
 	loss := func(t float64) float64 { return 1 / (1 + t) }
 	l0 := s.Loss([]float64{0, 0, 0})
-	rec, big := newRecorder(s, limit, []float64{0, 0, 0}, l0), newRecorder(s, 3000, []float64{0, 0, 0}, l0)
+	rec, big := newStateRecord(s, limit, []float64{0, 0, 0}, l0), newStateRecord(s, 3000, []float64{0, 0, 0}, l0)
 	rec.l0, rec.gap, big.l0, big.gap = 1, 1, 1, 1 // the loss of this run, not of s
 	for step := 1; step <= steps; step++ {
 		tk := end * float64(step) / steps
@@ -168,11 +168,11 @@ func TestRecorder(t *testing.T) {
 	}
 }
 
-// TestRecorderFew: a recorder of a handful of states keeps at most that
+// TestStateRecordFew: a stateRecord of a handful of states keeps at most that
 // many, the start and the end among them: -state-every K promises at most
 // ⌈S/K⌉ + 1 states (docs/cli.md, "States kept"), and -state-every 1000000
 // kept 4 of the 2 it allows (issue 45, unclear case 5).
-func TestRecorderFew(t *testing.T) {
+func TestStateRecordFew(t *testing.T) {
 	t.Parallel()
 	data, err := law.NewData([]float64{0.2}, nil, law.Lengths{Nu: 0.5})
 	if err != nil {
@@ -180,7 +180,7 @@ func TestRecorderFew(t *testing.T) {
 	}
 	s := newSys(t, data, Model{Kind: Separate, H: 1, R: 1, Tau: 1})
 	for limit := 2; limit <= 6; limit++ {
-		rec := newRecorder(s, limit, []float64{0, 0, 0}, 1)
+		rec := newStateRecord(s, limit, []float64{0, 0, 0}, 1)
 		rec.l0, rec.gap = 1, 1
 		for step := 1; step <= 1000; step++ {
 			tk := float64(step)

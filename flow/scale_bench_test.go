@@ -19,7 +19,7 @@ import (
 // of the flow (evals, GMRES iterations included), the steps, the
 // preconditioner setups, the steps Sample took again from the kept
 // states of the solve and their evaluations (replayed, replay-evals;
-// ode.Solution.ReplayStats), the CPU time of the process (cpu-s/op: the
+// replay.Stats), the CPU time of the process (cpu-s/op: the
 // wall time inflates when other jobs share the cores) and the peak live
 // heap (MB-heap, sampled every 10 ms).
 //

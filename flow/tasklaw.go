@@ -186,6 +186,7 @@ func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 	t := &s.law.tests
 	if t.coef == nil {
 		t.coef = NewCoefficients(s.d, s.Model)
+		t.coef.prod.share(s.workers)
 		sets := []law.Sequences{law.InContextTest}
 		if s.Data.HasFixed() {
 			sets = append(sets, law.InWeightTest, law.InDistributionTest)
@@ -194,6 +195,7 @@ func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 			// The sets are valid for the data (law.Data.Moments checks the
 			// same conditions as NewSystem's training moments).
 			if mo, err := s.featureMoments(set); err == nil {
+				shareMoments(mo, s.workers)
 				t.sets[i] = mo
 			}
 		}

@@ -29,7 +29,7 @@ type tensorProducts struct {
 	a, b    []float64 // A and B, then the tangent's [dA; A] and [B; dB] (2P rows)
 	dtT     []float64 // the block of ∂T transposed, nb × ra
 	ga, gb  []float64 // ∂A (P × ra) and ∂B (P × nb)
-	workers int       // goroutines that share each product (productWorkers)
+	workers int       // goroutines that share each product (share)
 }
 
 func newTensorProducts(c *Coefficients) *tensorProducts {
@@ -38,45 +38,14 @@ func newTensorProducts(c *Coefficients) *tensorProducts {
 	ra, nb := d1-a0, b1*c.d
 	return &tensorProducts{c: c, a0: a0, off: a0 * d1 * c.d, ra: ra, nb: nb,
 		a: make([]float64, 2*p*ra), b: make([]float64, 2*p*nb), dtT: make([]float64, nb*ra),
-		ga: make([]float64, p*ra), gb: make([]float64, p*nb), workers: productWorkers(p, ra, nb)}
+		ga: make([]float64, p*ra), gb: make([]float64, p*nb), workers: gemm.Workers(p, nb, ra, 0)}
 }
 
-// productWorkers is the number of goroutines that share the products of
-// P×ra by ra×nb factors, by rows of their results (the same bits as one:
-// gemm.RowBlock): from productShareMin multiply–adds (D ≥ 45 at H = D).
-// With law.Operator's MulVec (BenchmarkFullEval, deriv, both cores free)
-// D = 32 took 0.39 ms shared against 0.36 on one goroutine, D = 64 3.4
-// against 4.5 ms, and a JVP 5.6 against 7.4 ms.
-func productWorkers(p, ra, nb int) int { return share.Workers(p*ra*nb, productShareMin) }
-
-const productShareMin = 1 << 22
-
-// mulShared sets c = a·b (gemm.Mul), its rows shared by up to workers
-// goroutines (share.Free) from multiples of gemm.RowBlock: the bits of
-// one goroutine.
-func mulShared(workers, m, n, k int, a, b, c []float64) {
-	w := share.Free(workers)
-	if w == 1 {
-		gemm.Mul(m, n, k, a, b, c)
-		return
-	}
-	share.Ranges(m, w, gemm.RowBlock, func(_, lo, hi int) {
-		gemm.Mul(hi-lo, n, k, a[lo*k:], b, c[lo*n:])
-	})
-}
-
-// mulTAShared sets c = aᵀ·b (gemm.MulTA), its rows shared by up to
-// workers goroutines (share.Free) from multiples of gemm.RowBlock: the
-// bits of one goroutine.
-func mulTAShared(workers, m, n, k int, a, b, c []float64) {
-	w := share.Free(workers)
-	if w == 1 {
-		gemm.MulTA(m, n, k, a, b, c)
-		return
-	}
-	share.Ranges(m, w, gemm.RowBlock, func(_, lo, hi int) {
-		gemm.MulTARows(lo, hi, m, n, k, a, b, c)
-	})
+// share sets the processors the products may share their work among
+// (0: all; System.setWorkers): all of them where they gain
+// (gemm.Workers), else one.
+func (tp *tensorProducts) share(procs int) {
+	tp.workers = gemm.Workers(tp.c.hr(), tp.nb, tp.ra, procs)
 }
 
 // values writes A for the value blocks v into a (P × ra); merged in the
@@ -143,7 +112,7 @@ func (tp *tensorProducts) outside(t []float64) []float64 {
 func (tp *tensorProducts) set(t []float64, w *Blocks) {
 	a := tp.values(tp.a, w)
 	b := tp.keyQueries(tp.b, w, w)
-	mulTAShared(tp.workers, tp.ra, tp.nb, tp.c.hr(), a, b, tp.outside(t))
+	gemm.MulTAShared(tp.workers, tp.ra, tp.nb, tp.c.hr(), a, b, tp.outside(t))
 }
 
 // setTangent writes the change of T along dw at w into t:
@@ -161,7 +130,7 @@ func (tp *tensorProducts) setTangent(t []float64, w, dw *Blocks) {
 		db := tp.keyQueries(tp.b[pb:], dw, w)
 		tp.addKeyQueries(db, w, dw)
 	}
-	mulTAShared(tp.workers, tp.ra, tp.nb, 2*p, tp.a, tp.b, tp.outside(t))
+	gemm.MulTAShared(tp.workers, tp.ra, tp.nb, 2*p, tp.a, tp.b, tp.outside(t))
 }
 
 // pullback adds to g the chain rule through T = Aᵀ B of the factors v
@@ -174,7 +143,7 @@ func (tp *tensorProducts) pullback(g *Blocks, dt []float64, v, k, q *Blocks, gra
 	if grads[0] {
 		tp.transpose(tp.dtT, dtb)
 		b := tp.keyQueries(tp.b, k, q)
-		mulShared(tp.workers, p, tp.ra, tp.nb, b, tp.dtT, tp.ga) // ∂A = B ∂Tᵀ
+		gemm.MulShared(tp.workers, p, tp.ra, tp.nb, b, tp.dtT, tp.ga) // ∂A = B ∂Tᵀ
 		for pp := 0; pp < p; pp++ {
 			gv := g.V[c.head(pp)*d1+tp.a0 : (c.head(pp)+1)*d1]
 			for a, x := range tp.ga[pp*tp.ra : (pp+1)*tp.ra] {
@@ -186,7 +155,7 @@ func (tp *tensorProducts) pullback(g *Blocks, dt []float64, v, k, q *Blocks, gra
 		return
 	}
 	a := tp.values(tp.a, v)
-	mulShared(tp.workers, p, tp.nb, tp.ra, a, dtb, tp.gb) // ∂B = A ∂T
+	gemm.MulShared(tp.workers, p, tp.nb, tp.ra, a, dtb, tp.gb) // ∂B = A ∂T
 	if c.model.Kind == Merged {
 		for pp := 0; pp < p; pp++ {
 			gw := g.W[pp*d1*c.d : pp*d1*c.d+tp.nb]
@@ -225,9 +194,9 @@ func (tp *tensorProducts) pullbackKeyQueries(g, k, q *Blocks, grads [3]bool) {
 }
 
 // transpose writes the transpose of the ra×nb block a into at, its rows
-// shared by up to tp.workers goroutines (share.Free).
+// shared by tp.workers goroutines.
 func (tp *tensorProducts) transpose(at, a []float64) {
-	w := share.Free(tp.workers)
+	w := tp.workers
 	if w == 1 {
 		transpose(at, a, tp.ra, tp.nb, 0, tp.ra)
 		return

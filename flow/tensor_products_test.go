@@ -98,25 +98,30 @@ func checkTensorProducts(t *testing.T, c *Coefficients, rng *rand.Rand) {
 
 // TestFullShared checks that the full layer's flow and its Jacobian–vector
 // products give the same bits with their matrix products and the
-// moments' operator shared by several goroutines as on one (the merged
-// and separate full layer at D = 12, where the default is one).
+// moments' operator shared among 2 and 3 processors as on one
+// (System.setWorkers): the merged full layer at D = 51, where the
+// operator shares, and the separate one at D = 12, where it does not (the
+// operator is the same for both); the products, which share from D ≈ 45
+// at H = D, made to share at H = 2 and 5.
 func TestFullShared(t *testing.T) {
-	for _, m := range []Model{{Kind: Merged, H: 5, Tau: 1, Layer: FullLayer}, {Kind: Separate, H: 5, R: 2, Tau: 1, Layer: FullLayer}} {
-		kind := m.Kind
-		s, err := NewSystem(matfreeData(t, 12), m)
+	for _, c := range []struct {
+		m Model
+		d int
+	}{{Model{Kind: Merged, H: 2, Tau: 1, Layer: FullLayer}, 51}, {Model{Kind: Separate, H: 5, R: 2, Tau: 1, Layer: FullLayer}, 12}} {
+		kind := c.m.Kind
+		s, err := NewSystem(matfreeData(t, c.d), c.m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		y, dy := randomState(s, 0.1, 1), randomState(s, 1, 2)
-		op, ok := s.law.full.train.(*law.Operator)
-		if !ok {
-			t.Fatalf("%v: the full layer at D = 12 does not use the operator", kind)
+		if _, ok := s.law.full.train.(*law.Operator); !ok {
+			t.Fatalf("%v: the full layer at D = %d does not use the operator", kind, c.d)
 		}
 		l := s.NewLinearization()
-		eval := func(workers int) (f, jv []float64) {
-			op.SetWorkers(workers)
-			s.law.full.coef.prod.workers = workers
-			l.full.coef.prod.workers = workers
+		eval := func(procs int) (f, jv []float64) {
+			s.setWorkers(procs)
+			s.law.full.coef.prod.workers = procs
+			l.full.coef.prod.workers = procs
 			f, jv = make([]float64, len(y)), make([]float64, len(y))
 			s.DerivEigen(f, y)
 			l.At(y)

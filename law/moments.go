@@ -118,19 +118,24 @@ func (m *Moments) Loss(c []float64) float64 {
 
 // Residual writes r = YZ − ZZ c, which is −½ ∂L/∂c, into r (unless nil)
 // and returns L(c).
-func (m *Moments) Residual(r, c []float64) float64 {
-	m.check("c", c)
-	if r != nil {
-		m.check("r", r)
-	}
-	m.MulVec(m.zc, c)
-	return quadratic(r, c, m.zc, m.YZ, m.YY)
+func (m *Moments) Residual(r, c []float64) float64 { return residual(m, m.zc, m.YZ, m.YY, r, c) }
+
+// form is a quadratic L(c) = YY − 2cᵀYZ + cᵀ ZZ c by its product ZZ·c:
+// Moments, which holds ZZ, and Operator, which applies it.
+type form interface {
+	MulVec(dst, c []float64)
+	check(name string, c []float64)
 }
 
-// quadratic returns L(c) = yy − 2cᵀyz + cᵀzc with zc = ZZ·c, and writes
-// the residual r = yz − zc unless r is nil: the quadratic form of Moments
-// and Operator alike.
-func quadratic(r, c, zc, yz []float64, yy float64) float64 {
+// residual writes r = yz − ZZ c into r (unless nil) and returns
+// L(c) = yy − 2cᵀyz + cᵀ ZZ c, with f's ZZ·c in the scratch zc: the
+// Residual of Moments and Operator alike.
+func residual(f form, zc, yz []float64, yy float64, r, c []float64) float64 {
+	f.check("c", c)
+	if r != nil {
+		f.check("r", r)
+	}
+	f.MulVec(zc, c)
 	loss := yy
 	for i, ci := range c {
 		loss += ci * (zc[i] - 2*yz[i])

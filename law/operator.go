@@ -35,7 +35,7 @@ type Operator struct {
 	alpha, kappa, rho []float64   // per query index (D)
 	tb                [][]float64 // wishart's scratch (D), one per worker
 	zc                []float64
-	workers           int // goroutines that share MulVec (operatorWorkers)
+	workers           int // goroutines that share MulVec (SetWorkers)
 }
 
 // Operator returns the population moments of the features z = u ⊗ x_q
@@ -70,7 +70,7 @@ func newOperator(lam []float64, d int, nu, nu2 float64, m *TaskMoments, pairs []
 		e1: make([]float64, d), l2: make([]float64, d*d), l3: make([]float64, d),
 		y: make([]float64, d1*d1*d), g: make([]float64, d1*d1*d),
 		alpha: make([]float64, d), kappa: make([]float64, d), rho: make([]float64, d)}
-	o.SetWorkers(operatorWorkers(d))
+	o.SetWorkers(0)
 	o.zc = make([]float64, o.nf)
 	for i := 0; i < d; i++ {
 		o.lam[i] = lam[i*d+i]
@@ -142,11 +142,4 @@ func (o *Operator) Loss(c []float64) float64 { return o.Residual(nil, c) }
 
 // Residual writes r = YZ − ZZ c, which is −½ ∂L/∂c, into r (unless nil)
 // and returns L(c).
-func (o *Operator) Residual(r, c []float64) float64 {
-	o.check("c", c)
-	if r != nil {
-		o.check("r", r)
-	}
-	o.MulVec(o.zc, c)
-	return quadratic(r, c, o.zc, o.yz, o.yy)
-}
+func (o *Operator) Residual(r, c []float64) float64 { return residual(o, o.zc, o.yz, o.yy, r, c) }

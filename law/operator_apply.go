@@ -15,12 +15,12 @@ import "github.com/linattn/linattn/internal/share"
 // where Y_f is the (D+1)×(D+1) slice of Y at g = f, α_g = Σ_c λ_c Y_ccg,
 // δ_x = Σ_e λ_e Y_xee, ρ_x = λ_x(α_x + 2δ_x) and κ_g = ⟨E[Σ̃], Y_g⟩. Each
 // line costs O(D³) = O(F) operations; nothing allocates on one goroutine.
-// The slices of Y and G are shared by up to o.workers goroutines
-// (share.Free), each slice computed as on one (the same bits).
+// The slices of Y and G are shared by o.workers goroutines (SetWorkers),
+// each slice computed as on one (the same bits).
 func (o *Operator) MulVec(dst, c []float64) {
 	o.check("c", c)
 	o.check("dst", dst)
-	w := share.Free(o.workers)
+	w := o.workers
 	if w == 1 {
 		o.spread(c, 0, o.d)
 		o.scalars()
@@ -32,13 +32,11 @@ func (o *Operator) MulVec(dst, c []float64) {
 	share.Ranges(o.d, w, 1, func(w, lo, hi int) { o.slices(dst, w, lo, hi) })
 }
 
-// operatorWorkers is the number of goroutines that share MulVec at
-// dimension d: from operatorShareMin entries of Y, (D+1)²D (D ≥ 51). With
-// the flow's products (BenchmarkFullEval, deriv, both cores free) D = 32
-// took 0.39 ms shared against 0.36 on one goroutine, D = 64 3.4 against
-// 4.5 ms.
-func operatorWorkers(d int) int { return share.Workers((d+1)*(d+1)*d, operatorShareMin) }
-
+// operatorShareMin is the number of entries of Y, (D+1)²D, from which
+// MulVec shares its slices among the processors it may take (D ≥ 51).
+// With the flow's products (BenchmarkFullEval, deriv, both cores free)
+// D = 32 took 0.39 ms shared against 0.36 on one goroutine, D = 64 3.4
+// against 4.5 ms.
 const operatorShareMin = 1 << 17
 
 // slices computes the slices f0 … f1−1 of G, with worker w's scratch,
@@ -187,9 +185,18 @@ func (o *Operator) queryTerms(f int) {
 	}
 }
 
-// SetWorkers sets the number of goroutines that share MulVec (w ≥ 1; by
-// default operatorWorkers): the results are the same bit for bit.
-func (o *Operator) SetWorkers(w int) {
+// SetWorkers sets the processors MulVec may share its work among: procs,
+// or for 0 (the default) those Go may use (runtime.GOMAXPROCS, at most
+// 8). It shares its slices among all of them from operatorShareMin
+// entries of Y (D ≥ 51), and computes on one goroutine below; the results
+// are the same bit for bit.
+func (o *Operator) SetWorkers(procs int) {
+	o.share(share.Workers((o.d+1)*(o.d+1)*o.d, operatorShareMin, procs))
+}
+
+// share sets the number of goroutines that share MulVec, w ≥ 1, with
+// their scratch.
+func (o *Operator) share(w int) {
 	o.workers = max(1, w)
 	for len(o.tb) < o.workers {
 		o.tb = append(o.tb, make([]float64, o.d))

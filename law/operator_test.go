@@ -186,11 +186,11 @@ func TestOperatorShared(t *testing.T) {
 		for k := range cf {
 			cf[k] = rng.NormFloat64()
 		}
-		op.SetWorkers(1)
+		op.share(1)
 		want := make([]float64, len(cf))
 		op.MulVec(want, cf)
 		for _, w := range []int{2, 3, 5} {
-			op.SetWorkers(w)
+			op.share(w)
 			got := make([]float64, len(cf))
 			op.MulVec(got, cf)
 			for k := range got {

@@ -28,7 +28,17 @@ func NewAuto(nonstiff *RK, stiff Method) (Method, error) {
 
 // Auto is NewAuto(DOP853, ROCK4): the default for large problems whose
 // stiffness comes from a real spectrum.
-var Auto, _ = NewAuto(DOP853, ROCK4)
+var Auto = mustAuto(DOP853, ROCK4)
+
+// mustAuto is NewAuto for the package's own methods, which it accepts: it
+// panics, with NewAuto's reason, if it does not (TestMustAuto).
+func mustAuto(nonstiff *RK, stiff Method) Method {
+	m, err := NewAuto(nonstiff, stiff)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
 
 type auto struct {
 	nonstiff *RK

@@ -224,6 +224,7 @@ func (st *bdfStepper) linearSolve(t float64, m int, bnorm float64) bool {
 	}
 	st.tNew = t
 	sqrtN := math.Sqrt(float64(in.n))
+	st.gm.workers = st.in.workers
 	iters, out := st.gm.solve(st.dx, st.dx, bnorm*sqrtN, st.ewt, tol*sqrtN, st.applyFn, st.psolveFn)
 	in.stats.KrylovIters += iters
 	return out == gmresConverged || out == gmresReduced

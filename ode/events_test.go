@@ -213,6 +213,7 @@ func TestInvalidSettings(t *testing.T) {
 		"MinScale":     {Controller: Controller{MinScale: 1.5}},
 		"EventFunc":    {Events: []Event{{}}},
 		"EventSamples": {EventSamples: -1},
+		"Workers":      {Workers: -1},
 	} {
 		if _, err := Solve(context.Background(), p, s); err == nil {
 			t.Errorf("%s: no error", name)

@@ -42,6 +42,9 @@ type gmres struct {
 	sn   []float64
 	g    []float64 // the rotated right-hand side of the least-squares problem
 	y    []float64
+	// workers is the processors project's passes may share
+	// (Settings.Workers), which the stepper sets before each solve.
+	workers int
 }
 
 // gmresKrylov is BDF's Krylov space (CVODE's default maxl = 5), unless
@@ -158,7 +161,8 @@ func (g *gmres) arnoldi(k int, w []float64, apply, psolve func(dst, v []float64)
 // ⟨x, ṽ_j⟩ to col[j], and returns the norms of x before and after: one
 // pass for W²x and the norm before, the inner products and the
 // subtractions with ṽ_1..ṽ_k as two matrix–vector products over the
-// contiguous basis (gonum's Dgemv), and one pass for the norm after.
+// contiguous basis (gonum's Dgemv, shared among up to g.workers
+// processors: share.GemvWorkers), and one pass for the norm after.
 func (g *gmres) project(k int, x, w, col []float64) (before, after float64) {
 	n := len(x)
 	x, w, wx := x[:n], w[:n], g.wx[:n]
@@ -170,7 +174,7 @@ func (g *gmres) project(k int, x, w, col []float64) (before, after float64) {
 	}
 	h, a := g.h, g.a
 	h[0] = impl.Ddot(n, wx, 1, g.v[0], 1)
-	workers := share.GemvWorkers(k, n)
+	workers := share.GemvWorkers(k, n, g.workers)
 	share.MulVec(k, n, g.rest, wx, h[1:k+1], workers)
 	for j := 0; j <= k; j++ {
 		a[j] = -h[j] / (g.c[j] * g.c[j])

@@ -1,5 +1,24 @@
 package ode
 
+import (
+	"sort"
+
+	"github.com/linattn/linattn/ode/internal/link"
+)
+
+// The replay and fork machinery of a Solution is not ode's API: package
+// ode/replay offers it, through link (an internal package of ode, which
+// ode/replay may import and flow may not: hence ode/replay).
+func init() {
+	link.Solution = link.SolutionFuncs[Solution, Problem, Stats]{
+		Fork:         (*Solution).fork,
+		SetWorkers:   (*Solution).setWorkers,
+		ReplayOrigin: (*Solution).replayOrigin,
+		ReplayStats:  (*Solution).replayStats,
+		Thinned:      (*Solution).thinned,
+	}
+}
+
 // replayer takes ROCK4 steps of a Solution again: its own integrator holds
 // the state at the start of step pos.
 type replayer struct {
@@ -46,12 +65,12 @@ func (s *Solution) replayTo(k int) []float64 {
 	return in.y
 }
 
-// ReplayStats returns the work At has done so far to take thinned steps
+// replayStats returns the work At has done so far to take thinned steps
 // again (ROCK4's and BDF's): the steps, their rejected attempts (BDF's),
 // the evaluations of f and, for BDF, the Jacobians and preconditioner
 // setups, restores from the kept states included. A solve's Stats do not
 // count it.
-func (s *Solution) ReplayStats() Stats {
+func (s *Solution) replayStats() Stats {
 	var st Stats
 	for _, in := range []*Integrator{s.replayIn(), s.bdfReplayIn()} {
 		if in != nil {
@@ -167,4 +186,72 @@ func (m *valueMover) end() {
 		s.blocks = s.blocks[:m.wb+1]
 	}
 	s.size = m.size
+}
+
+// fork returns a Solution that reads s's steps and kept states but
+// evaluates with the functions of p (Func and, for BDF's steps, Jac and
+// Precond) and with scratch space and replays of its own, whose GMRES
+// shares its passes among up to workers processors (Settings.Workers), so
+// that At on s and on each of its forks may run in different goroutines.
+// Where p's functions compute what the solve's did (an independent copy
+// of the same problem), a fork's values are s's bit for bit. s's solve
+// must have returned.
+func (s *Solution) fork(p Problem, workers int) *Solution {
+	c := *s
+	c.f = p.Func
+	c.fv, c.herm, c.fEnds, c.y0, c.fStep, c.replay = nil, nil, nil, nil, -1, nil
+	if s.bdf != nil {
+		tr := *s.bdf
+		tr.prob.Func, tr.prob.Jac, tr.prob.Precond = p.Func, p.Jac, p.Precond
+		tr.rp, tr.parts, tr.vecStep, tr.vecY0, tr.vecs = nil, nil, -1, make([]float64, s.n), nil
+		tr.workers = workers
+		for range s.bdf.vecs {
+			tr.vecs = append(tr.vecs, make([]float64, s.n))
+		}
+		c.bdf = &tr
+	}
+	return &c
+}
+
+// setWorkers sets the processors the GMRES of s's BDF replays may share
+// (Settings.Workers).
+func (s *Solution) setWorkers(workers int) {
+	if s.bdf == nil {
+		return
+	}
+	s.bdf.workers = workers
+	if rp := s.bdf.rp; rp != nil {
+		rp.in.workers = workers
+	}
+}
+
+// thinned reports whether At takes steps of the solve again (the kept
+// states were thinned within Settings.DenseLimit): then evaluating s costs
+// steps of the solver, and forks (fork) can share the work.
+func (s *Solution) thinned() bool {
+	return s.spacing > 1 || s.bdf != nil && s.bdf.spacing > 1
+}
+
+// stepOf returns the step whose extension At reads at t, which must be in
+// the solved interval: the step with t0 ≤ t < t1, or the last.
+func (s *Solution) stepOf(t float64) int {
+	k := sort.Search(len(s.t1), func(i int) bool { return s.dir*(s.t1[i]-t) > 0 })
+	return min(k, len(s.t1)-1)
+}
+
+// replayOrigin returns the step from whose kept state At takes steps of
+// the solve again to evaluate at t (in the solved interval), or the step
+// of t itself where it takes none. Evaluations at times of different
+// origins take independent replays, whose values do not depend on the
+// order in which they are made (nor on the fork that makes them), so
+// forks may share a thinned extension's times by origin.
+func (s *Solution) replayOrigin(t float64) int {
+	k := s.stepOf(t)
+	if s.bdf != nil {
+		return s.bdf.knotBefore(k).step
+	}
+	for k > 0 && s.loc[k].vecs == hermiteBare {
+		k--
+	}
+	return k
 }

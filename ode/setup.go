@@ -28,6 +28,10 @@ func (in *Integrator) setup(p Problem, s *Settings) (config, error) {
 	if err := c.setSteps(p, s); err != nil {
 		return c, err
 	}
+	if s.Workers < 0 {
+		return c, fmt.Errorf("ode: Settings.Workers = %d, want ≥ 0 (0: all processors)", s.Workers)
+	}
+	in.workers = s.Workers
 	return c, c.checkOutput(p, s)
 }
 

@@ -8,7 +8,7 @@ import (
 // Solution is the continuous extension of a whole solve (Settings.Dense),
 // evaluable at any t in the solved interval. At reuses scratch space, so a
 // Solution must not be read by several goroutines at once (each can have a
-// Fork of its own). It keeps the problem's Func and calls it again for
+// fork of its own: package ode/replay). It keeps the problem's Func and calls it again for
 // ROCK4's and BDF's steps (below), so the values it gives are the solve's
 // only while Func (and for BDF Jac and Precond) stay what they were (see
 // Func); scipy's DenseOutput, which stores every step's polynomial, never
@@ -181,60 +181,6 @@ func (s *Solution) Span() (t0, t1 float64) {
 		return 0, 0
 	}
 	return s.t0[0], s.t1[len(s.t1)-1]
-}
-
-// Fork returns a Solution that reads s's steps and kept states but
-// evaluates with the functions of p (Func and, for BDF's steps, Jac and
-// Precond) and with scratch space and replays of its own, so that At on s
-// and on each of its forks may run in different goroutines. Where p's
-// functions compute what the solve's did (an independent copy of the same
-// problem), a fork's values are s's bit for bit. s's solve must have
-// returned.
-func (s *Solution) Fork(p Problem) *Solution {
-	c := *s
-	c.f = p.Func
-	c.fv, c.herm, c.fEnds, c.y0, c.fStep, c.replay = nil, nil, nil, nil, -1, nil
-	if s.bdf != nil {
-		tr := *s.bdf
-		tr.prob.Func, tr.prob.Jac, tr.prob.Precond = p.Func, p.Jac, p.Precond
-		tr.rp, tr.parts, tr.vecStep, tr.vecY0, tr.vecs = nil, nil, -1, make([]float64, s.n), nil
-		for range s.bdf.vecs {
-			tr.vecs = append(tr.vecs, make([]float64, s.n))
-		}
-		c.bdf = &tr
-	}
-	return &c
-}
-
-// Thinned reports whether At takes steps of the solve again (the kept
-// states were thinned within Settings.DenseLimit): then evaluating s costs
-// steps of the solver, and forks (Fork) can share the work.
-func (s *Solution) Thinned() bool {
-	return s.spacing > 1 || s.bdf != nil && s.bdf.spacing > 1
-}
-
-// StepOf returns the step whose extension At reads at t, which must be in
-// the solved interval: the step with t0 ≤ t < t1, or the last.
-func (s *Solution) StepOf(t float64) int {
-	k := sort.Search(len(s.t1), func(i int) bool { return s.dir*(s.t1[i]-t) > 0 })
-	return min(k, len(s.t1)-1)
-}
-
-// ReplayOrigin returns the step from whose kept state At takes steps of
-// the solve again to evaluate at t (in the solved interval), or the step
-// of t itself where it takes none. Evaluations at times of different
-// origins take independent replays, whose values do not depend on the
-// order in which they are made (nor on the fork that makes them), so
-// forks may share a thinned extension's times by origin.
-func (s *Solution) ReplayOrigin(t float64) int {
-	k := s.StepOf(t)
-	if s.bdf != nil {
-		return s.bdf.knotBefore(k).step
-	}
-	for k > 0 && s.loc[k].vecs == hermiteBare {
-		k--
-	}
-	return k
 }
 
 // At writes y(t) into dst, which must have the state's length, and returns

@@ -25,11 +25,12 @@ import (
 // fresh data, unless the preconditioner holds them from the replay
 // already (bdfReplayer.held).
 type bdfTrack struct {
-	prob  Problem // Func, Jac, Precond and SymmetricJac for the replay
-	rtol  float64
-	atol  []float64
-	fixed bool
-	start func(z [bdfMaxOrder + 1][]float64, h float64) int // the stepper's startHistory
+	prob    Problem // Func, Jac, Precond and SymmetricJac for the replay
+	rtol    float64
+	atol    []float64
+	fixed   bool
+	workers int                                               // the processors the replays' GMRES may share (Settings.Workers)
+	start   func(z [bdfMaxOrder + 1][]float64, h float64) int // the stepper's startHistory
 
 	attempts []float64 // the step sizes attempted, step after step
 	attEnd   []int32   // those of step k: attempts[attEnd[k−1]:attEnd[k]]
@@ -70,7 +71,7 @@ const bdfStepLoc = -3
 // beginBDF starts the record of a BDF solve of p from y₀ = p.Y0.
 func (s *Solution) beginBDF(p *Problem, in *Integrator, st *bdfStepper) {
 	n := s.n
-	tr := &bdfTrack{prob: *p, rtol: in.rtol, atol: append([]float64(nil), in.atol...), fixed: in.fixedStep,
+	tr := &bdfTrack{prob: *p, rtol: in.rtol, atol: append([]float64(nil), in.atol...), fixed: in.fixedStep, workers: in.workers,
 		start: st.startHistory, spacing: 1, vecStep: -1, vecY0: make([]float64, n)}
 	for j := range tr.tailZ {
 		tr.tailZ[j] = make([]float64, n)
@@ -303,7 +304,7 @@ func (s *Solution) bdfReplayTo(k int) error {
 	tr := s.bdf
 	if tr.rp == nil {
 		in := NewIntegrator(BDF, s.n)
-		in.f, in.rtol, in.fixedStep = tr.prob.Func, tr.rtol, tr.fixed
+		in.f, in.rtol, in.fixedStep, in.workers = tr.prob.Func, tr.rtol, tr.fixed, tr.workers
 		copy(in.atol, tr.atol)
 		st := in.st.(*bdfStepper)
 		st.startHistory, st.keepSetups = tr.start, true // keepSetups: the serial of the fresh setups (held)

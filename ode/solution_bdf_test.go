@@ -129,7 +129,7 @@ func TestBDFSolutionEqualsTEval(t *testing.T) {
 			t.Fatalf("%s: spacing %d, %d knots for %d steps; want every one kept", name, sol.bdf.spacing, len(sol.bdf.knots), sol.Steps())
 		}
 		checkAt(t, name+", all knots", sol, teval, full.YEval, stepT, stepY)
-		if rs := sol.ReplayStats(); rs.Steps != 0 || rs.FuncEvals != 0 {
+		if rs := sol.replayStats(); rs.Steps != 0 || rs.FuncEvals != 0 {
 			t.Errorf("%s, all knots: replayed %+v, want nothing", name, rs)
 		}
 		stepT, stepY = stepT[:0], stepY[:0]
@@ -145,7 +145,7 @@ func TestBDFSolutionEqualsTEval(t *testing.T) {
 		if sp, ok := p.Precond.(*statePrecond); ok {
 			checkHeldSetups(t, p, s, sp)
 		}
-		if rs := res.Solution.ReplayStats(); rs.Steps == 0 || rs.FuncEvals < rs.Steps || rs.Decompositions == 0 {
+		if rs := res.Solution.replayStats(); rs.Steps == 0 || rs.FuncEvals < rs.Steps || rs.Decompositions == 0 {
 			t.Errorf("%s, thinned: replayed %+v, want steps, their evaluations and setups", name, rs)
 		}
 		t.Logf("%s: krylov %d jacs %d; %d steps (%d rejected), spacing %d, %d knots, %d setups, %d of %d values kept", name, full.Stats.KrylovIters, full.Stats.JacEvals, sol.Steps(), full.Stats.Rejected,
@@ -259,10 +259,10 @@ func checkForks(t *testing.T, name string, p Problem, s Settings, copy func() Pr
 		t.Fatal(err)
 	}
 	sol, n := res.Solution, len(p.Y0)
-	checkReplayOrigins(t, name, sol, s.TEval)
+	checkreplayOrigins(t, name, sol, s.TEval)
 	all := []*Solution{sol}
 	for range 3 {
-		all = append(all, sol.Fork(copy()))
+		all = append(all, sol.fork(copy(), 1))
 	}
 	errs := make([]error, len(all))
 	var wg sync.WaitGroup
@@ -290,16 +290,16 @@ func checkForks(t *testing.T, name string, p Problem, s Settings, copy func() Pr
 		if err != nil {
 			t.Errorf("%s, fork %d: %v", name, w, err)
 		}
-		if rs := all[w].ReplayStats(); rs.Steps == 0 {
+		if rs := all[w].replayStats(); rs.Steps == 0 {
 			t.Errorf("%s, fork %d: took no step again: the replay is not tested", name, w)
 		}
 	}
 }
 
-// checkReplayOrigins checks that ReplayOrigin at each of times is the last
+// checkreplayOrigins checks that replayOrigin at each of times is the last
 // step at or before t's step whose start sol keeps (a BDF knot, a Hermite
 // step's y or a step stored whole), and that sol thinned some.
-func checkReplayOrigins(t *testing.T, name string, sol *Solution, times []float64) {
+func checkreplayOrigins(t *testing.T, name string, sol *Solution, times []float64) {
 	t.Helper()
 	kept := func(k int) bool {
 		if sol.bdf != nil {
@@ -309,13 +309,13 @@ func checkReplayOrigins(t *testing.T, name string, sol *Solution, times []float6
 	}
 	replays := 0
 	for _, tt := range times {
-		k, o := sol.StepOf(tt), sol.ReplayOrigin(tt)
+		k, o := sol.stepOf(tt), sol.replayOrigin(tt)
 		if o < 0 || o > k || !kept(o) {
-			t.Fatalf("%s: ReplayOrigin(%g) = %d with t in step %d: want a kept start at or before it", name, tt, o, k)
+			t.Fatalf("%s: replayOrigin(%g) = %d with t in step %d: want a kept start at or before it", name, tt, o, k)
 		}
 		for j := o + 1; j <= k; j++ {
 			if kept(j) {
-				t.Fatalf("%s: ReplayOrigin(%g) = %d, but step %d ≤ %d is kept", name, tt, o, j, k)
+				t.Fatalf("%s: replayOrigin(%g) = %d, but step %d ≤ %d is kept", name, tt, o, j, k)
 			}
 		}
 		if o < k {
@@ -323,6 +323,6 @@ func checkReplayOrigins(t *testing.T, name string, sol *Solution, times []float6
 		}
 	}
 	if replays == 0 {
-		t.Errorf("%s: no time replays from an earlier step: ReplayOrigin is not tested", name)
+		t.Errorf("%s: no time replays from an earlier step: replayOrigin is not tested", name)
 	}
 }

@@ -43,6 +43,7 @@ type Integrator struct {
 
 	rtol      float64 // relative tolerance of the current solve
 	fixedStep bool    // the current solve has Settings.FixedStep > 0
+	workers   int     // the processors its linear algebra may share (Settings.Workers)
 	f         Func
 
 	// current accepted step

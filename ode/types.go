@@ -116,6 +116,14 @@ type Settings struct {
 	// methods can). A non-nil error ends the solve with StatusStopped.
 	Checkpoint func(*Checkpoint) error
 
+	// Workers is the number of processors the linear algebra of a solve
+	// may share its work among: GMRES's Gram–Schmidt passes over the
+	// Krylov basis (BDF with a preconditioner, or beyond MaxDenseDim),
+	// which gain from a second processor from 2²¹ values on; 0 means
+	// those Go may use (runtime.GOMAXPROCS, at most 8). The results do
+	// not depend on it, bit for bit.
+	Workers int
+
 	// Resume, if not nil, continues the solve that saved it (ReadSnapshot)
 	// instead of starting at T0: the same Problem and Settings (method,
 	// tolerances, events, output times, Dense) give the same steps and

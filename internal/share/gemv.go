@@ -26,9 +26,9 @@ const (
 const gemvMin = 1 << 21
 
 // GemvWorkers returns how many goroutines MulVec and AddMulTVec should
-// share a k × n matrix among now: Workers from gemvMin values, as Free
-// leaves them beside the goroutines marked Busy.
-func GemvWorkers(k, n int) int { return Free(Workers(k*n, gemvMin)) }
+// share a k × n matrix among on procs processors: Workers from gemvMin
+// values.
+func GemvWorkers(k, n, procs int) int { return Workers(k*n, gemvMin, procs) }
 
 var impl gonum.Implementation
 

@@ -2,13 +2,15 @@
 //
 // The parts write disjoint outputs and each is computed as one goroutine
 // would compute it, so the results do not depend on how many goroutines
-// share the work: bit for bit the same.
+// share the work: bit for bit the same. How many processors a computation
+// may take is the caller's to say, explicitly (Procs): a computation that
+// runs beside others (the runs of a sweep, the goroutines that sample a
+// run) is given its share of them (Split).
 package share
 
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // Ranges calls part(w, lo, hi) for w = 0 … workers−1 on consecutive
@@ -38,39 +40,32 @@ func Ranges(n, workers, align int, part func(w, lo, hi int)) {
 	wg.Wait()
 }
 
-// Workers returns the most goroutines that should share work of the
-// given size (say, the values it reads): the processors Go may use, at
-// most MaxWorkers, where size is at least threshold, else one. Free
-// gives how many of them to use at the moment.
-func Workers(size, threshold int) int {
+// MaxWorkers bounds the goroutines that share one piece of work.
+const MaxWorkers = 8
+
+// Procs returns the processors a computation may take when its caller
+// allows procs of them: procs, or for procs ≤ 0 those Go may use
+// (runtime.GOMAXPROCS), at most MaxWorkers.
+func Procs(procs int) int {
+	if procs <= 0 {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	return min(procs, MaxWorkers)
+}
+
+// Workers returns how many goroutines should share work of the given size
+// (say, the values it reads) on procs processors (Procs): all of them
+// where size is at least threshold, below which one goroutine is faster,
+// else one.
+func Workers(size, threshold, procs int) int {
 	if size < threshold {
 		return 1
 	}
-	return max(1, min(runtime.GOMAXPROCS(0), MaxWorkers))
+	return Procs(procs)
 }
 
-// MaxWorkers bounds Workers.
-const MaxWorkers = 8
-
-// busy counts the goroutines marked Busy.
-var busy atomic.Int64
-
-// Busy marks the calling goroutine as one of several that each keep a
-// processor busy (the forks that sample a run, the workers of a sweep)
-// until the returned function is called: while k of them run, Free leaves
-// the other k − 1 processors to them. Sharing beside them would only add
-// goroutines to the same processors, and the passes over memory that
-// gain from a second processor cost more processor time shared.
-func Busy() (done func()) {
-	busy.Add(1)
-	var once sync.Once
-	return func() { once.Do(func() { busy.Add(-1) }) }
-}
-
-// Free returns how many of at most w goroutines to share work among now:
-// w, or the processors Go may use less those that the other goroutines
-// marked Busy keep, at least one.
-func Free(w int) int {
-	others := max(0, int(busy.Load())-1)
-	return max(1, min(w, runtime.GOMAXPROCS(0)-others))
-}
+// Split returns the processors each of k computations that run side by
+// side gets of procs (Procs): an equal share, at least one. The passes
+// over memory that gain from a second processor cost more processor time
+// shared, so a computation that shares beside others only slows them.
+func Split(procs, k int) int { return max(1, Procs(procs)/max(1, k)) }

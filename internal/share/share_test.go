@@ -43,28 +43,19 @@ func TestRanges(t *testing.T) {
 	}
 }
 
-// TestFree checks that goroutines marked Busy leave Free the processors
-// the others do not keep.
-func TestFree(t *testing.T) {
-	procs := runtime.GOMAXPROCS(0)
-	if got := Free(64); got != procs {
-		t.Fatalf("nothing busy: Free(64) = %d, want GOMAXPROCS = %d", got, procs)
+// TestProcs checks the processors a computation takes: those Go may use
+// for 0, at most MaxWorkers, what its caller allows otherwise; its share
+// beside k − 1 others; and Workers's one goroutine below the threshold.
+func TestProcs(t *testing.T) {
+	all := min(runtime.GOMAXPROCS(0), MaxWorkers)
+	for i, c := range []struct{ got, want int }{
+		{Procs(0), all}, {Procs(-1), all}, {Procs(1), 1}, {Procs(3), 3}, {Procs(100), MaxWorkers},
+		{Split(4, 2), 2}, {Split(3, 2), 1}, {Split(2, 3), 1}, {Split(8, 1), 8}, {Split(0, 1), all}, {Split(5, 0), 5},
+		{Workers(99, 100, 4), 1}, {Workers(100, 100, 4), 4}, {Workers(100, 100, 0), all},
+		{GemvWorkers(1, gemvMin-1, 4), 1}, {GemvWorkers(2, gemvMin/2, 4), 4},
+	} {
+		if c.got != c.want {
+			t.Errorf("case %d: got %d, want %d", i, c.got, c.want)
+		}
 	}
-	if got := Free(1); got != 1 {
-		t.Fatalf("Free(1) = %d, want 1", got)
-	}
-	a := Busy()
-	if got := Free(64); got != procs {
-		t.Errorf("one busy goroutine: Free(64) = %d, want %d (its own processors)", got, procs)
-	}
-	b := Busy()
-	if got, want := Free(64), max(1, procs-1); got != want {
-		t.Errorf("two busy goroutines: Free(64) = %d, want %d", got, want)
-	}
-	b()
-	b() // a second call changes nothing
-	if got := Free(64); got != procs {
-		t.Errorf("one left busy: Free(64) = %d, want %d", got, procs)
-	}
-	a()
 }

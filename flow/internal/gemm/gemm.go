@@ -1,6 +1,7 @@
 // Package gemm multiplies the small dense row-major matrices of the flow's
 // right-hand side and Jacobian, C = A·B with A m×k and B k×n, without
-// allocating and without goroutines.
+// allocating, on one goroutine or (MulShared, MulTAShared) with the rows
+// of C shared among several, with the same bits.
 //
 // Three kernels compute the products (the register blocking of BLIS's
 // micro-kernels: F. G. Van Zee and R. A. van de Geijn, BLIS, ACM TOMS 41

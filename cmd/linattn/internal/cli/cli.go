@@ -57,6 +57,9 @@ type env struct {
 	progress       *progress
 	restart        bool          // -checkpoint-restart: a checkpoint that is refused is removed
 	ckpt           *checkpointer // the run's, if it saves its state
+	// workers is the processors a flow's run may take (0: all;
+	// flow.RunSettings.Workers): a sweep's share of them.
+	workers int
 }
 
 // Main runs the command line args (without the program name) until ctx is

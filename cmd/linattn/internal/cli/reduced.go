@@ -33,6 +33,7 @@ func finalTime(e *env, job *spec.Job) (float64, error) {
 	}
 	rs := job.RunSettings()
 	rs.Times = []float64{0} // T = 0: until converged, one pass
+	rs.Workers = e.workers
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return 0, err
@@ -172,6 +173,7 @@ func reducedMerged(e *env, job *spec.Job, T float64) ([]export.Array, *output.Me
 	}
 	rs := job.RunSettings()
 	rs.T, rs.Times = T, spec.GridByName(sp.Grid).Times(T, sp.Samples, nil)
+	rs.Workers = e.workers
 	tr, err := s.Run(e.ctx, job.Y0, rs)
 	if err != nil {
 		return nil, nil, err

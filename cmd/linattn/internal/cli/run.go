@@ -58,6 +58,7 @@ func runFlow(e *env, job *spec.Job) error {
 	start := time.Now()
 	s := job.System
 	rs := job.RunSettings()
+	rs.Workers = e.workers
 	steps, hook := 0, hooks(e.ctx).step
 	rs.Observer = func(t float64, _ []float64, loss float64) error {
 		steps++

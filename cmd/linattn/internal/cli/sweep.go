@@ -273,14 +273,23 @@ type sweepRunner struct {
 	dir     string
 	specDir string // relative input files are relative to the spec's directory
 
+	// workers is the processors each run takes: a share of them beside
+	// the others (runAll).
+	workers int
+
 	mu       sync.Mutex
 	progress *progress
 	done     int
 	reused   int // runs whose output was complete and kept
 }
 
-// runAll runs the given runs on j workers and returns their rows in order.
+// runAll runs the given runs on j workers, each run on its share of the
+// processors when several run side by side (share.Split), and returns
+// their rows in order.
 func (r *sweepRunner) runAll(runs []int, j int) []output.IndexRow {
+	if side := min(j, len(runs)); side > 1 {
+		r.workers = share.Split(0, side)
+	}
 	rows := make([]output.IndexRow, len(runs))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -290,12 +299,7 @@ func (r *sweepRunner) runAll(runs []int, j int) []output.IndexRow {
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				done := func() {}
-				if j > 1 {
-					done = share.Busy() // each run evaluates on one processor beside the others
-				}
 				rows[k] = r.run(runs[k])
-				done()
 				r.mu.Lock()
 				r.done++
 				if hook := hooks(r.ctx).runDone; hook != nil {
@@ -365,7 +369,7 @@ func (r *sweepRunner) run(i int) output.IndexRow {
 		os.Remove(path)
 		os.Remove(output.SidecarPath(path))
 		e := &env{ctx: r.ctx, cmd: r.cmd, stdout: io.Discard, stderr: io.Discard, out: path,
-			progress: newProgress(io.Discard, false)}
+			progress: newProgress(io.Discard, false), workers: r.workers}
 		if err := r.cmd.Run(e, job); err != nil {
 			row.Error = err.Error()
 		}

@@ -49,7 +49,7 @@ func runTrain(e *env, job *spec.Job) error {
 	if ck != nil {
 		e.ckpt = ck.train
 	}
-	popRS := flow.RunSettings{T: tr.Time(sp.LR, sp.Steps), Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: spec.DenseBudget()}
+	popRS := flow.RunSettings{T: tr.Time(sp.LR, sp.Steps), Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, DenseBytes: spec.DenseBudget(), Workers: e.workers}
 	ck.population(&popRS)
 	pop, popErr := job.System.Run(e.ctx, job.Y0, popRS)
 	levels := job.System.Levels()
@@ -74,7 +74,7 @@ func runTrain(e *env, job *spec.Job) error {
 	if res == nil || len(res.Times) == 0 {
 		return err
 	}
-	err = e.finishTrain(job, tr, res, err, compareFlow(e.ctx, job, pop, popErr, res), start)
+	err = e.finishTrain(job, tr, res, err, compareFlow(e.ctx, job, pop, popErr, res, e.workers), start)
 	if e.saved && e.ctx.Err() == nil {
 		ck.remove() // the output of a training that ended is written: its states are needed no more
 	}
@@ -126,8 +126,9 @@ type comparison struct {
 
 // compareFlow samples the population flow pop (integrated to the
 // training's final time) at the training's output times, from its
-// continuous extension or, without one, a second run to those times.
-func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popErr error, res *flow.Trajectory) comparison {
+// continuous extension or, without one, a second run to those times on
+// workers processors.
+func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popErr error, res *flow.Trajectory, workers int) comparison {
 	s, sp := job.System, job.Spec
 	if popErr != nil {
 		return comparison{err: popErr}
@@ -141,7 +142,7 @@ func compareFlow(ctx context.Context, job *spec.Job, pop *flow.Trajectory, popEr
 		states, c.loss, c.err = pop.Sample(res.Times)
 	} else {
 		var again *flow.Trajectory
-		again, c.err = s.Run(ctx, job.Y0, flow.RunSettings{T: res.FinalT, Times: res.Times, Method: job.Method, RTol: sp.RTol, ATol: sp.ATol})
+		again, c.err = s.Run(ctx, job.Y0, flow.RunSettings{T: res.FinalT, Times: res.Times, Method: job.Method, RTol: sp.RTol, ATol: sp.ATol, Workers: workers})
 		if again != nil {
 			states, c.loss = again.States, again.Loss
 		}

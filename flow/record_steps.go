@@ -6,8 +6,12 @@ import (
 )
 
 // stepRecord keeps the loss and the test losses at the accepted steps of
-// a run, at most max of them: when full it drops every other step and
-// records half as often.
+// a first pass that thins its states (passRecord), and at nodes inside
+// the steps where the loss falls fast, so that Run can interpolate them
+// at output times placed after the run (Sampling Interpolated): scalars
+// at every step, where stateRecord keeps a few states, as many as the
+// output holds. It keeps at most max nodes: when full it drops every
+// other one and records half as often.
 type stepRecord struct {
 	max, stride, count int
 	tests              bool

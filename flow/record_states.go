@@ -2,16 +2,20 @@ package flow
 
 import "math"
 
-// recorder keeps at most max of the accepted steps of a run whose end
-// is unknown, with their states, spread over the run as DropsGrid spreads
-// output times: a share evenly in time, a share evenly in log time
-// (ln(1 + t/τ)) and the rest evenly in the fall of the loss. Along each
-// of these coordinates c it keeps the first step at or after each
-// multiple of a spacing q; when it keeps more steps than its share it
-// doubles q, which keeps those first at or after an even multiple, a
-// subset, so the steps stay spread over the whole run however long it
-// turns out, and the steps kept do not depend on when q doubled.
-type recorder struct {
+// stateRecord keeps at most max of the accepted steps of a run whose end
+// is unknown, with their states: the states a first pass returns where it
+// does not sample its output times on the extension (passRecord), which
+// are states at steps, not at output times, and which stepRecord's
+// values at every step could not hold (n values a state). It spreads them
+// over the run as DropsGrid spreads output times: a share evenly in time,
+// a share evenly in log time (ln(1 + t/τ)) and the rest evenly in the
+// fall of the loss. Along each of these coordinates c it keeps the first
+// step at or after each multiple of a spacing q; when it keeps more steps
+// than its share it doubles q, which keeps those first at or after an
+// even multiple, a subset, so the steps stay spread over the whole run
+// however long it turns out, and the steps kept do not depend on when q
+// doubled.
+type stateRecord struct {
 	s               *System
 	n, max          int
 	coord           [3]spacing
@@ -20,7 +24,7 @@ type recorder struct {
 	l0, gap         float64   // the fall of the loss is (l0 − L)/gap
 }
 
-// spacing is one coordinate of a recorder: its spacing q (0 until the
+// spacing is one coordinate of a stateRecord: its spacing q (0 until the
 // coordinate first moves), its value at the last step, and its share of
 // the steps kept.
 type spacing struct {
@@ -48,8 +52,8 @@ func (c *spacing) advance(v float64) span {
 	return sp
 }
 
-func newRecorder(s *System, limit int, y0 []float64, l0 float64) *recorder {
-	r := &recorder{s: s, n: s.Len(), max: limit, l0: l0, gap: s.lossGap(l0)}
+func newStateRecord(s *System, limit int, y0 []float64, l0 float64) *stateRecord {
+	r := &stateRecord{s: s, n: s.Len(), max: limit, l0: l0, gap: s.lossGap(l0)}
 	// Room for the start and the end: at most limit steps in all, however
 	// small (a coordinate of share 0 keeps none; issue 45).
 	lin, log, loss := dropsShares(max(limit-2, 0))
@@ -60,16 +64,16 @@ func newRecorder(s *System, limit int, y0 []float64, l0 float64) *recorder {
 	return r
 }
 
-// coords are the recorder's coordinates at t with loss there: t/τ,
+// coords are the record's coordinates at t with loss there: t/τ,
 // ln(1 + t/τ) and the fall of the loss, never decreasing.
-func (r *recorder) coords(t, loss float64) [3]float64 {
+func (r *stateRecord) coords(t, loss float64) [3]float64 {
 	u := t / r.s.Model.Tau
 	return [3]float64{u, math.Log1p(u), math.Max(r.coord[2].prev, (r.l0-loss)/r.gap)}
 }
 
 // add records the accepted step at t (state yEigen in eigen coordinates)
 // if it is the first at or after a multiple of a coordinate's spacing.
-func (r *recorder) add(t float64, yEigen []float64, loss float64) {
+func (r *stateRecord) add(t float64, yEigen []float64, loss float64) {
 	var hits [3]span
 	keep := false
 	for k, v := range r.coords(t, loss) {
@@ -88,14 +92,14 @@ func (r *recorder) add(t float64, yEigen []float64, loss float64) {
 }
 
 // last records the end of the run, whatever the spacings.
-func (r *recorder) last(t float64, yEigen []float64, loss float64) {
+func (r *stateRecord) last(t float64, yEigen []float64, loss float64) {
 	if r.t[len(r.t)-1] != t {
 		r.push(t, yEigen, loss, r.hits[0])
 	}
 }
 
 // count returns the number of steps kept for coordinate k.
-func (r *recorder) count(k int) int {
+func (r *stateRecord) count(k int) int {
 	c := 0
 	for _, h := range r.hits {
 		if !h[k].empty() {
@@ -107,7 +111,7 @@ func (r *recorder) count(k int) int {
 
 // double doubles coordinate k's spacing and drops the steps kept for no
 // coordinate (but the start).
-func (r *recorder) double(k int) {
+func (r *stateRecord) double(k int) {
 	r.coord[k].q *= 2
 	kept := 1
 	for i := 1; i < len(r.t); i++ {
@@ -123,7 +127,7 @@ func (r *recorder) double(k int) {
 	r.t, r.loss, r.hits, r.states = r.t[:kept], r.loss[:kept], r.hits[:kept], r.states[:kept*r.n]
 }
 
-func (r *recorder) push(t float64, yEigen []float64, loss float64, hits [3]span) {
+func (r *stateRecord) push(t float64, yEigen []float64, loss float64, hits [3]span) {
 	r.t = append(r.t, t)
 	r.loss = append(r.loss, loss)
 	r.hits = append(r.hits, hits)

@@ -1,20 +1,34 @@
-package flow
+package deflation
 
 import (
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+
 	"github.com/linattn/linattn/flow/internal/gemm"
 	"github.com/linattn/linattn/internal/share"
-	"gonum.org/v1/gonum/blas"
 )
 
-// deflatePrecond is the preconditioner of BDF's Newton matrix I − γJ for
-// the full layer too large to factor (n > ode.MaxDenseDim): I − γJ on the
-// span of J's stiffest eigenvectors, the identity elsewhere,
+// impl is gonum's BLAS, called directly on the Krylov and Ritz vectors.
+var impl gonum.Implementation
+
+// Linearization is what the preconditioner needs of the flow: its
+// Jacobian J at a point, symmetric, applied to vectors.
+type Linearization interface {
+	// At sets the point y of J.
+	At(y []float64)
+	// Apply sets dst = J x.
+	Apply(dst, x []float64)
+}
+
+// Precond is the deflation preconditioner of BDF's Newton matrix I − γJ
+// (package flow takes it for the full layer too large to factor): I − γJ
+// on the span of J's stiffest eigenvectors, the identity elsewhere,
 //
 //	P = I + γ V diag(θ) Vᵀ,   P⁻¹ = I + V diag(1/(1 + γθ) − 1) Vᵀ,
 //
-// with (θ_i, v_i) the Ritz pairs of −J from deflateSteps steps of the
+// with (θ_i, v_i) the Ritz pairs of −J from a given number of steps of the
 // Lanczos iteration on the analytic Jacobian–vector products (J is
 // symmetric: J = −∇²L/(2τ)), those with θ_i > 0 whose residual is below
 // a tenth of θ_i. The flow's stiffness sits in a few modes of the learned
@@ -22,13 +36,13 @@ import (
 // beyond 1 in modulus, 34 beyond 0.1, 90 beyond 10⁻², among 4624), too
 // many for BDF's five Krylov vectors, so that unpreconditioned GMRES
 // fails and BDF cuts its steps. P is symmetric positive definite for any
-// V with orthonormal columns and θ > 0. A setup costs deflateSteps
-// Jacobian–vector products and O(deflateSteps²·n) for the full
+// V with orthonormal columns and θ > 0. A setup costs a Jacobian–vector
+// product per Lanczos step and O(steps²·n) for the full
 // reorthogonalization; only γ changes between the Jacobian's setups.
 //
 // On the merged model's long final approach the steps make hundreds more
 // modes stiff than the Lanczos vectors hold; most are in the key–query
-// block, where the curvature has a Kronecker structure (kronDeflation:
+// block, where the curvature has a Kronecker structure (Kron:
 // P_S = I + γ S diag(λ_fμ_j/τ) Sᵀ on its vectors S). There P is the
 // two-level
 //
@@ -43,8 +57,8 @@ import (
 //	SIAM (2011), 6.6 (the Lanczos algorithm with full reorthogonalization).
 //	B. Carpentieri, I. S. Duff, L. Giraud, A class of spectral two-level
 //	preconditioners, SIAM J. Sci. Comput. 25 (2003) 749–765.
-type deflatePrecond struct {
-	lin   *Linearization
+type Precond struct {
+	lin   Linearization
 	n, m  int
 	lz    *lanczos
 	q     [][]float64 // lz's basis, then the kept Ritz vectors
@@ -61,61 +75,23 @@ type deflatePrecond struct {
 	// acc32 are Solve's.
 	v32, r32, c32, acc32 []float32
 	// part32 holds the blocks' sums of Vᵀr (blocks × m), workers the
-	// goroutines that share Solve's passes (solveWorkers), each with its
-	// solveBlock of acc32.
+	// goroutines that share Solve's passes (SetWorkers, solveWorkers),
+	// each with its solveBlock of acc32.
 	part32  []float32
 	workers int
 
 	// kron is the structured deflation of the merged model's key–query
-	// block (precond_kron.go), nil for the separate model; kb holds the
-	// Ritz vectors' coordinates on its vectors (k × kronPairs·D), c1 is
-	// Solve's.
-	kron   *kronDeflation
+	// block (Kron), nil for the separate model; kb holds the Ritz
+	// vectors' coordinates on its vectors (k × r·D), c1 is Solve's.
+	kron   *Kron
 	kb, c1 []float64
 }
 
-// deflateMinDim is the state length from which the merged full layer's
-// BDF takes the deflation preconditioner and GMRES rather than factoring
-// I − γJ: its solves cost two products with the kept Ritz vectors and a
-// few Jacobian–vector products, against two triangular solves with the
-// whole factor, and a fresh setup 90 JVPs against n of them and a
-// Cholesky factorization. Measured until converged (BenchmarkFullConverge,
-// CPU, dense against deflation): D = 4 (n = 100) 0.079 against 0.174 s,
-// D = 6 (n = 294) 0.60 against 0.39 s, D = 8 (n = 648) 2.76 against
-// 0.65 s, to the same loss; BenchmarkFullRun's D = 8, 4.06 against
-// 0.96 s. The separate model's full layer keeps the factorization below
-// ode.MaxDenseDim: on BenchmarkFullRun's D = 8, R = 1 (its loss settles
-// only at t ≈ 5·10⁸) the factorization took 4.8 s and the deflation had
-// not finished after ten minutes.
-const deflateMinDim = 256
+// MinScale is the least γθ of a Ritz pair that Solve applies (and γλμ/τ
+// of Kron's).
+const MinScale = 0.05
 
-// DeflateSteps is the number of Lanczos steps of a setup of the deflation
-// alone (the separate model's full layer); the preconditioner holds
-// DeflateSteps + 1 vectors of the state's length.
-const DeflateSteps = 90
-
-// DeflateStepsMerged is the number of Lanczos steps of a setup with the
-// structured deflation (the merged model): with the bulk of the key–query
-// block's stiff modes in P_S, fewer Ritz pairs do. Measured on the merged
-// full layer, H = D, c = 0.5, K = 4, power-law Λ, until converged: 40, 60
-// and 90 steps took 0.49, 0.54 and 0.66 s of CPU at D = 8
-// (BenchmarkFullConverge), 9.7, 8.1 and 8.3 s at D = 16, and the whole
-// command 4 min 18 s, 4 min 7 s and 5 min 25 s at D = 32 (the other core
-// busy; when chosen, before the sampling on every core).
-const DeflateStepsMerged = 60
-
-// deflateSteps is the number of Lanczos steps of model m's setups.
-func deflateSteps(m Model) int {
-	if m.Kind == Merged {
-		return DeflateStepsMerged
-	}
-	return DeflateSteps
-}
-
-// deflateMin is the least γθ of a Ritz pair that Solve applies.
-const deflateMin = 0.05
-
-// deflateKrylov is the Krylov space BDF's GMRES takes with the deflation
+// krylovSpace is the Krylov space BDF's GMRES takes with the deflation
 // preconditioner (ode.KrylovSpacer). The deflated modes are the stiffest
 // few dozen; on the long final approach the step sizes make hundreds of
 // modes stiff (γθ > 1), and with CVODE's five Krylov vectors the Newton
@@ -124,9 +100,9 @@ const deflateMin = 0.05
 // (BenchmarkFullConverge, when this was chosen): 5 vectors 6622 steps and
 // 250 fresh setups, 12 4676 and 91, 20 4410 and 75, 30 4434 and 74, the
 // time least from 12 to 30.
-const deflateKrylov = 20
+const krylovSpace = 20
 
-// deflateKrylovMerged is the Krylov space with the structured deflation
+// krylovSpaceKron is the Krylov space with the structured deflation
 // (the merged model), ode's largest. At D = 64 the final approach's
 // first Newton iteration ran GMRES to its 20 vectors on every step, the
 // residual falling from 3–17 to above the tolerance, 0.04, and the
@@ -137,39 +113,30 @@ const deflateKrylov = 20
 // with 30, 1.7 times as far in log t; from D = 32's t = 2.56·10⁷ to the
 // end, 2 096 steps, 46 fresh setups and 50.7k evaluations with 20,
 // 1 339, 22 and 45.2k with 30. Sixty (beyond ode's cap) stalled.
-const deflateKrylovMerged = 30
+const krylovSpaceKron = 30
 
 // KrylovSpace implements ode.KrylovSpacer.
-func (p *deflatePrecond) KrylovSpace() int { return deflateKrylovOf(p.kron != nil) }
+func (p *Precond) KrylovSpace() int { return KrylovSpace(p.kron != nil) }
 
-// deflateKrylovOf is the Krylov space with the deflation preconditioner,
-// with the structured deflation (the merged model) or without.
-func deflateKrylovOf(structured bool) int {
+// KrylovSpace is the Krylov space BDF's GMRES takes with the deflation,
+// with the structured deflation (Kron) or without.
+func KrylovSpace(structured bool) int {
 	if structured {
-		return deflateKrylovMerged
+		return krylovSpaceKron
 	}
-	return deflateKrylov
+	return krylovSpace
 }
 
-// newDeflatePrecond returns the deflation of s, with the structured
-// deflation of the merged model's key–query block.
-func newDeflatePrecond(s *System) *deflatePrecond {
-	var kron *kronDeflation
-	if s.Model.Kind == Merged && s.law.full != nil {
-		kron = newKronDeflation(s, kronPairs(s.d))
-	}
-	return newDeflatePrecondWith(s, kron)
-}
-
-// newDeflatePrecondWith returns the deflation of s with the structured
-// deflation kron (nil: none).
-func newDeflatePrecondWith(s *System, kron *kronDeflation) *deflatePrecond {
-	n := s.n
-	m := min(deflateSteps(s.Model), n)
-	p := &deflatePrecond{lin: s.NewLinearization(), n: n, m: m, lz: newLanczos(n, m), proj: make([]float64, m),
+// New returns the deflation of the Jacobian of lin, of order n, by Ritz
+// pairs from up to steps Lanczos steps, with the structured deflation
+// kron (nil: none), which it owns, its work shared among up to procs
+// processors (SetWorkers).
+func New(lin Linearization, n, steps int, kron *Kron, procs int) *Precond {
+	m := min(steps, n)
+	p := &Precond{lin: lin, n: n, m: m, lz: newLanczos(n, m, procs), proj: make([]float64, m),
 		c1:  make([]float64, m),
 		v32: make([]float32, m*n), r32: make([]float32, n), c32: make([]float32, m)}
-	p.share(solveWorkers(m, n))
+	p.share(solveWorkers(m, n, procs))
 	p.q = p.lz.q
 	if kron != nil {
 		p.kron, p.kb = kron, make([]float64, m*len(kron.c))
@@ -177,13 +144,36 @@ func newDeflatePrecondWith(s *System, kron *kronDeflation) *deflatePrecond {
 	return p
 }
 
-func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool) (bool, error) {
+// Kron returns the structured deflation (nil: none).
+func (p *Precond) Kron() *Kron { return p.kron }
+
+// Ritz returns the Ritz pairs of −J the last setup kept, θ decreasing.
+func (p *Precond) Ritz() (theta []float64, vectors [][]float64) {
+	return p.theta, p.q[:len(p.theta)]
+}
+
+// Applied returns the number of the Ritz pairs Solve applies at the last
+// setup's γ: those with γθ ≥ MinScale.
+func (p *Precond) Applied() int { return len(p.scale) }
+
+// Bytes returns the memory of a deflation of order n by steps Lanczos
+// steps, Kron's aside: the Lanczos basis in double precision, the Ritz
+// vectors in single, and Solve's single-precision copy of r.
+func Bytes(n, steps int) float64 {
+	k, nf := float64(min(steps, n)), float64(n)
+	return 8*(k+1)*nf + 4*k*nf + 4*nf
+}
+
+// Setup implements ode.Preconditioner: at a fresh setup (not jacOK) the
+// Ritz pairs of −J at y, and Kron's eigenpairs there; at every setup the
+// pairs applied at γ and their scales.
+func (p *Precond) Setup(_ float64, y []float64, gamma float64, jacOK bool) (bool, error) {
 	fresh := !jacOK || !p.have
 	if fresh {
 		p.lin.At(y)
-		p.lanczos()
+		p.ritzPairs()
 		if p.kron != nil {
-			p.kron.at(y)
+			p.kron.At(y)
 			p.kronCoords()
 		}
 		p.have = true
@@ -191,11 +181,11 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 	if p.kron != nil {
 		p.kron.setGamma(gamma)
 	}
-	// On the Ritz vectors with γθ < deflateMin, P is the identity to 5%:
+	// On the Ritz vectors with γθ < MinScale, P is the identity to 5%:
 	// Solve leaves them out (θ is decreasing).
 	p.scale = p.scale[:0]
 	for _, th := range p.theta {
-		if gamma*th < deflateMin {
+		if gamma*th < MinScale {
 			break
 		}
 		p.scale = append(p.scale, 1/(1+gamma*th)-1)
@@ -213,7 +203,7 @@ func (p *deflatePrecond) Setup(_ float64, y []float64, gamma float64, jacOK bool
 // z = r + S E + V(scale ∘ c₀ − B E): two passes over V and two over S.
 // The products with V are in single precision, Vᵀr's sums in blocks of
 // solveBlock columns added in double, so that z is P⁻¹r to about 10⁻⁷ of r.
-func (p *deflatePrecond) Solve(z, r []float64) {
+func (p *Precond) Solve(z, r []float64) {
 	copy(z, r)
 	k := len(p.scale)
 	var c0 []float64 // in p.proj, which nothing else in Solve writes
@@ -248,7 +238,7 @@ func (p *deflatePrecond) Solve(z, r []float64) {
 // products in single precision, the sums of blocks of solveBlock columns
 // in double, added in the order of the blocks (whichever goroutine
 // computed them: solveShare).
-func (p *deflatePrecond) coords(k int, x []float64) []float64 {
+func (p *Precond) coords(k int, x []float64) []float64 {
 	r32, part, sums := p.r32, p.part32, p.proj[:k]
 	p.solveShare(func(_, b0, b1 int) {
 		for b := b0; b < b1; b++ {
@@ -270,7 +260,7 @@ func (p *deflatePrecond) coords(k int, x []float64) []float64 {
 }
 
 // addSpan adds V_k c to z (in single precision), k = len(c).
-func (p *deflatePrecond) addSpan(z, c []float64) {
+func (p *Precond) addSpan(z, c []float64) {
 	k := len(c)
 	c32 := p.c32[:k]
 	for i, v := range c {
@@ -293,13 +283,12 @@ func (p *deflatePrecond) addSpan(z, c []float64) {
 // columns.
 func solveBlocks(n int) int { return (n + solveBlock - 1) / solveBlock }
 
-// solveShare runs pass(w, b0, b1) on the blocks of V, in up to p.workers
-// contiguous ranges of them (share.Free, share.Ranges; the w-th with
-// scratch of its own); the passes write disjoint parts of their outputs,
-// so the results are those of one goroutine, bit for bit
-// (TestDeflateSolveShared).
-func (p *deflatePrecond) solveShare(pass func(w, b0, b1 int)) {
-	w := share.Free(p.workers)
+// solveShare runs pass(w, b0, b1) on the blocks of V, in p.workers
+// contiguous ranges of them (share.Ranges; the w-th with scratch of its
+// own); the passes write disjoint parts of their outputs, so the results
+// are those of one goroutine, bit for bit (TestSolveShared).
+func (p *Precond) solveShare(pass func(w, b0, b1 int)) {
+	w := p.workers
 	if w == 1 {
 		pass(0, 0, solveBlocks(p.n))
 		return
@@ -307,25 +296,41 @@ func (p *deflatePrecond) solveShare(pass func(w, b0, b1 int)) {
 	share.Ranges(solveBlocks(p.n), w, 1, pass)
 }
 
+// Workers returns the number of goroutines that share Solve's passes.
+func (p *Precond) Workers() int { return p.workers }
+
+// SetWorkers sets the processors the preconditioner's work may share:
+// procs, or for 0 those Go may use (share.Procs). Solve's passes, the
+// Lanczos iterations' Gram–Schmidt and Kron's products take all of them
+// where they gain (solveWorkers, share.GemvWorkers, gemm.Workers), else
+// one goroutine; the results are the same bit for bit.
+func (p *Precond) SetWorkers(procs int) {
+	p.share(solveWorkers(p.m, p.n, procs))
+	p.lz.procs = procs
+	if p.kron != nil {
+		p.kron.setWorkers(procs)
+	}
+}
+
 // share sets the number of goroutines that share Solve's passes, with
 // the passes' scratch: a block of acc32 per goroutine, the blocks' sums
 // part32.
-func (p *deflatePrecond) share(workers int) {
+func (p *Precond) share(workers int) {
 	p.workers, p.acc32 = workers, make([]float32, workers*solveBlock)
 	p.part32 = make([]float32, solveBlocks(p.n)*p.m)
 }
 
 // solveWorkers is the number of goroutines that share Solve's passes over
-// the m × n Ritz vectors: the processors Go may use (share.Workers), at
-// most one per block, where V holds at least solveShareMin values, else
-// one.
+// the m × n Ritz vectors on procs processors: all of them
+// (share.Workers), at most one per block, where V holds at least
+// solveShareMin values, else one.
 // With both cores of this machine free (BenchmarkDeflateSolve, median of
 // six) a solve at D = 64 (n = 270 400, m = 60) took 3.66 ms on two
 // against 5.08 on one; at D = 32 (2.09·10⁶ values, just below) 0.27 ms
 // on two against 0.26 on one: the passes are bound by memory, and
 // there the two-level part and the cache leave nothing to share.
-func solveWorkers(m, n int) int {
-	return min(share.Workers(m*n, solveShareMin), solveBlocks(n))
+func solveWorkers(m, n, procs int) int {
+	return min(share.Workers(m*n, solveShareMin, procs), solveBlocks(n))
 }
 
 const solveShareMin = 1 << 21
@@ -338,14 +343,14 @@ const solveShareMin = 1 << 21
 // final approach; by blocks 1.2 times, and a solve takes 9.8 ms against
 // 11.9 (BenchmarkDeflateSolve, median of three, both cores busy). The sums
 // are the same, bit for bit.
-func (p *deflatePrecond) vBlock(j0 int) (v []float32, nb int) {
+func (p *Precond) vBlock(j0 int) (v []float32, nb int) {
 	nb = min(solveBlock, p.n-j0)
 	return p.v32[j0*p.m : j0*p.m+p.m*nb], nb
 }
 
 // kronCoords sets B = VᵀS, the kept Ritz vectors' coordinates on the
 // structured deflation's vectors (in double).
-func (p *deflatePrecond) kronCoords() {
+func (p *Precond) kronCoords() {
 	kr := p.kron
 	nc := len(kr.c)
 	for i := range p.theta {
@@ -360,10 +365,10 @@ func (p *deflatePrecond) kronCoords() {
 // √solveBlock·6·10⁻⁸.
 const solveBlock = 1024
 
-// lanczos runs m steps of the Lanczos iteration on −J (the analytic
+// ritzPairs runs m steps of the Lanczos iteration on −J (the analytic
 // Jacobian–vector products) and keeps the converged Ritz pairs with θ > 0
 // in q[:k], theta.
-func (p *deflatePrecond) lanczos() {
+func (p *Precond) ritzPairs() {
 	negJ := func(dst, x []float64) {
 		p.lin.Apply(dst, x)
 		impl.Dscal(p.n, -1, dst, 1)
@@ -374,7 +379,7 @@ func (p *deflatePrecond) lanczos() {
 // ritz keeps the converged Ritz pairs with θ > 0 of the m Lanczos steps
 // with coefficients alpha, beta: the eigenpairs of the tridiagonal
 // T = Qᵀ(−J)Q, their vectors Q s_i written over the basis.
-func (p *deflatePrecond) ritz(alpha, beta []float64, m int) {
+func (p *Precond) ritz(alpha, beta []float64, m int) {
 	n, q := p.n, p.q
 	p.theta = p.theta[:0]
 	vals, vecs, ok := tridiagonalEigen(alpha, beta, m)

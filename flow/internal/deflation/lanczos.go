@@ -1,4 +1,4 @@
-package flow
+package deflation
 
 import (
 	"math"
@@ -9,9 +9,8 @@ import (
 )
 
 // lanczos is the Lanczos iteration with full reorthogonalization on a
-// symmetric operator of order n, which the preconditioners run on −J
-// (deflatePrecond) and on the key–query block's curvature G
-// (kronDeflation).
+// symmetric operator of order n, which the preconditioner runs on −J
+// (Precond) and on the key–query block's curvature G (Kron).
 //
 // References:
 //
@@ -19,13 +18,14 @@ import (
 //	SIAM (2011), 6.6 (the Lanczos algorithm with full reorthogonalization).
 type lanczos struct {
 	n, steps int
+	procs    int         // the processors orthogonalize may share (share.GemvWorkers)
 	slab     []float64   // the basis, (steps+1) × n row-major
 	q        [][]float64 // its rows
 	w, proj  []float64
 }
 
-func newLanczos(n, steps int) *lanczos {
-	l := &lanczos{n: n, steps: steps, slab: make([]float64, (steps+1)*n), w: make([]float64, n), proj: make([]float64, steps+1)}
+func newLanczos(n, steps, procs int) *lanczos {
+	l := &lanczos{n: n, steps: steps, procs: procs, slab: make([]float64, (steps+1)*n), w: make([]float64, n), proj: make([]float64, steps+1)}
 	for j := 0; j <= steps; j++ {
 		l.q = append(l.q, l.slab[j*n:(j+1)*n:(j+1)*n])
 	}
@@ -69,7 +69,7 @@ func (l *lanczos) run(op func(dst, x []float64), seed [2]uint64) (alpha, beta []
 // orthogonalize makes w orthogonal to the basis q[:k] by classical
 // Gram–Schmidt, a second time where the first lost more than 1 − 1/√2 of
 // w's norm (the DGKS criterion: twice is enough), and returns ‖w‖. Its
-// passes over the basis are shared among the processors
+// passes over the basis are shared among l.procs processors
 // (share.GemvWorkers), with the same bits.
 //
 // References:
@@ -79,7 +79,7 @@ func (l *lanczos) run(op func(dst, x []float64), seed [2]uint64) (alpha, beta []
 //	Math. Comp. 30 (1976) 772–795.
 func (l *lanczos) orthogonalize(w []float64, k int) float64 {
 	n, c := l.n, l.proj[:k]
-	workers := share.GemvWorkers(k, n)
+	workers := share.GemvWorkers(k, n, l.procs)
 	before := impl.Dnrm2(n, w, 1)
 	for pass := 0; pass < 2; pass++ {
 		share.MulVec(k, n, l.slab, w, c, workers)
