@@ -164,7 +164,7 @@ func (r *passRecord) save(fw floatio.Writer) {
 		}
 	}
 	fw.Vec(hits)
-	fw.Vec(rec.states)
+	fw.Vec(rec.original())
 	fw.Put(float64(st.stride), float64(st.count), b2f(st.tests))
 	fw.Vec(st.t)
 	for k := range st.rows() {
@@ -221,6 +221,7 @@ func (r *passRecord) restore(saved *passRecord) error {
 			rec.coord[k].q, rec.coord[k].prev = sr.coord[k].q, sr.coord[k].prev
 		}
 		rec.t, rec.loss, rec.hits = slices.Clone(sr.t), slices.Clone(sr.loss), slices.Clone(sr.hits)
+		rec.eigen = make([]bool, len(rec.t)) // a checkpoint holds the original basis
 		rec.states = append(make([]float64, 0, (rec.max+1)*rec.n), sr.states...)
 		st.stride, st.count, st.t = ss.stride, ss.count, slices.Clone(ss.t)
 		for k := range st.rows() {

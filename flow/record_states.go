@@ -14,12 +14,16 @@ import "math"
 // than its share it doubles q, which keeps those first at or after an
 // even multiple, a subset, so the steps stay spread over the whole run
 // however long it turns out, and the steps kept do not depend on when q
-// doubled.
+// doubled. A state is kept in eigen coordinates, as the pass gives it,
+// and rotated to the original basis when the states are read (original):
+// most are dropped before then, and the rotation is the same then as at
+// the step, bit for bit.
 type stateRecord struct {
 	s               *System
 	n, max          int
 	coord           [3]spacing
-	t, loss, states []float64 // states in the original basis, row-major
+	t, loss, states []float64 // states row-major, in the original basis but where eigen is set
+	eigen           []bool    // per row, whether its state is still in eigen coordinates
 	hits            [][3]span // per row, the multiples of each coordinate's q it is first at
 	l0, gap         float64   // the fall of the loss is (l0 − L)/gap
 }
@@ -58,7 +62,7 @@ func newStateRecord(s *System, limit int, y0 []float64, l0 float64) *stateRecord
 	// small (a coordinate of share 0 keeps none; issue 45).
 	lin, log, loss := dropsShares(max(limit-2, 0))
 	r.coord = [3]spacing{{share: lin}, {share: log}, {share: loss}}
-	r.t, r.loss = []float64{0}, []float64{l0}
+	r.t, r.loss, r.eigen = []float64{0}, []float64{l0}, []bool{false}
 	r.states = append(make([]float64, 0, min(limit, 16)*r.n), y0...)
 	r.hits = [][3]span{{{1, 0}, {1, 0}, {1, 0}}}
 	return r
@@ -120,20 +124,33 @@ func (r *stateRecord) double(k int) {
 		if h[0].empty() && h[1].empty() && h[2].empty() {
 			continue
 		}
-		r.t[kept], r.loss[kept], r.hits[kept] = r.t[i], r.loss[i], h
+		r.t[kept], r.loss[kept], r.hits[kept], r.eigen[kept] = r.t[i], r.loss[i], h, r.eigen[i]
 		copy(r.states[kept*r.n:(kept+1)*r.n], r.states[i*r.n:(i+1)*r.n])
 		kept++
 	}
-	r.t, r.loss, r.hits, r.states = r.t[:kept], r.loss[:kept], r.hits[:kept], r.states[:kept*r.n]
+	r.t, r.loss, r.hits, r.eigen, r.states = r.t[:kept], r.loss[:kept], r.hits[:kept], r.eigen[:kept], r.states[:kept*r.n]
 }
 
 func (r *stateRecord) push(t float64, yEigen []float64, loss float64, hits [3]span) {
 	r.t = append(r.t, t)
 	r.loss = append(r.loss, loss)
 	r.hits = append(r.hits, hits)
+	r.eigen = append(r.eigen, true)
 	if k := len(r.states); cap(r.states) < k+r.n { // grown by doubling, to max+1 states: before a spacing doubles
 		r.states = append(make([]float64, 0, max(min(2*cap(r.states), (r.max+1)*r.n), k+r.n)), r.states...)
 	}
-	r.states = append(r.states, make([]float64, r.n)...)
-	r.s.FromEigen(r.states[len(r.states)-r.n:], yEigen)
+	r.states = append(r.states, yEigen...)
+}
+
+// original returns the states kept, each rotated to the original basis
+// where it is still in eigen coordinates.
+func (r *stateRecord) original() []float64 {
+	for i, e := range r.eigen {
+		if e {
+			row := r.states[i*r.n : (i+1)*r.n]
+			r.s.FromEigen(row, row)
+			r.eigen[i] = false
+		}
+	}
+	return r.states
 }

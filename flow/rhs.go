@@ -360,18 +360,20 @@ func (s *System) AlignmentEigen(y []float64) (keys, queries []float64) {
 	s.must(Separate)
 	h, size := s.Model.H, s.Model.headsLen(s.d)
 	hrd := h * s.Model.R * s.d
-	for off := 0; off < s.Model.flowLen(s.d); off += size {
-		keys = append(keys, s.alignment(y[off+h:off+h+hrd])...)
-		queries = append(queries, s.alignment(y[off+h+hrd:off+h+2*hrd])...)
+	sets := s.Model.HeadSets()
+	keys, queries = make([]float64, sets*hrd), make([]float64, sets*hrd)
+	for l := range sets {
+		off := l * size
+		s.alignment(keys[l*hrd:(l+1)*hrd], y[off+h:off+h+hrd])
+		s.alignment(queries[l*hrd:(l+1)*hrd], y[off+h+hrd:off+h+2*hrd])
 	}
 	return keys, queries
 }
 
-// alignment returns |x_j|/‖x‖ for each of the rows of src, each a key or
-// query (a row of zeros stays zero).
-func (s *System) alignment(src []float64) []float64 {
+// alignment sets out to |x_j|/‖x‖ for each of the rows of src, each a
+// key or query (a row of zeros stays zero).
+func (s *System) alignment(out, src []float64) {
 	d := s.d
-	out := make([]float64, len(src))
 	for row := 0; row < len(src)/d; row++ {
 		v := src[row*d : (row+1)*d]
 		nrm := impl.Dnrm2(d, v, 1)
@@ -382,5 +384,4 @@ func (s *System) alignment(src []float64) []float64 {
 			out[row*d+j] = math.Abs(x) / nrm
 		}
 	}
-	return out
 }

@@ -98,7 +98,7 @@ func (tr *Trajectory) sampleRange(ctx context.Context, times []float64, lo, hi i
 func (tr *Trajectory) atSteps(rec *passRecord) {
 	rec.last(tr.FinalT, tr.sys.ToEigen(nil, tr.Final), tr.FinalLoss)
 	r := rec.states
-	tr.Times, tr.Loss, tr.States, tr.Sampling = r.t, r.loss, r.states, AtSteps
+	tr.Times, tr.Loss, tr.States, tr.Sampling = r.t, r.loss, r.original(), AtSteps
 }
 
 // fromSteps samples the first pass tr at times from what rec recorded at
@@ -108,7 +108,7 @@ func (tr *Trajectory) fromSteps(times []float64, rec *passRecord) {
 	rec.last(tr.FinalT, tr.sys.ToEigen(nil, tr.Final), tr.FinalLoss)
 	v := rec.steps.at(times)
 	tr.Times, tr.Loss, tr.Sampling = times, v[0], Interpolated
-	tr.States, tr.StateTimes = rec.states.states, rec.states.t
+	tr.States, tr.StateTimes = rec.states.original(), rec.states.t
 	if rec.tests != nil {
 		tr.TestICL, tr.TestIWL, tr.TestIDG = v[1], v[2], v[3]
 	}
