@@ -66,8 +66,8 @@ func TestSeeds(t *testing.T) {
 	}
 	// The damages the fuzzing found, each of which made the resumed solve
 	// panic or never end before ReadSnapshot and resume refused it: a BDF
-	// snapshot whose step record, output count, event or time is one no
-	// solve leaves.
+	// snapshot whose step record, output count, event, knot's setup or
+	// time is one no solve leaves.
 	damages := map[string]func(c *Checkpoint) (undo func()){
 		"step-kind": func(c *Checkpoint) func() {
 			l := &c.r.res.Solution.loc[0]
@@ -84,6 +84,12 @@ func TestSeeds(t *testing.T) {
 			was := c.r.res.Events
 			c.r.res.Events = append(slices.Clip(was), EventRecord{Index: 9, Y: c.r.in.y})
 			return func() { c.r.res.Events = was }
+		},
+		"knot-setup": func(c *Checkpoint) func() { // FuzzReadCheckpoint found it: the replay set the preconditioner up at an empty state
+			kn := &c.r.res.Solution.bdf.knots[len(c.r.res.Solution.bdf.knots)-1]
+			was := kn.sc.setup.serial
+			kn.sc.setup.serial = was + 1000
+			return func() { kn.sc.setup.serial = was }
 		},
 		"past-the-end": func(c *Checkpoint) func() {
 			t, h := c.r.t, c.r.h

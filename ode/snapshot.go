@@ -418,8 +418,8 @@ func loadSolution(d *decoder, n int, t0, t1 float64) *Solution {
 // step's record, its values inside their block and after the values of
 // the step before (compact moves them forward in place), the spacings
 // within reach of doubling, the BDF record's attempts, knots (at
-// increasing steps, their values in order too) and setups (of increasing
-// serials), and the tail's lengths.
+// increasing steps, their values in order too, each with the setup it
+// names) and setups (of increasing serials), and the tail's lengths.
 func (s *Solution) consistent() bool {
 	k := len(s.t0)
 	if len(s.t1) != k || len(s.h) != k || len(s.loc) != k || len(s.tail) != s.n || !spacingOK(s.spacing) ||
@@ -475,6 +475,11 @@ func (s *Solution) consistent() bool {
 	}
 	for i, su := range tr.setups {
 		if len(su.y) != s.n || (i > 0 && su.serial <= tr.setups[i-1].serial) {
+			return false
+		}
+	}
+	for _, kn := range tr.knots { // storeKnot keeps the setup of each knot, and compaction with it
+		if kn.sc.setup.serial != 0 && tr.setupY(kn.sc.setup.serial) == nil {
 			return false
 		}
 	}
