@@ -138,24 +138,7 @@ func TestLawJacobian(t *testing.T) {
 			s := newSys(t, lawData(t, tc, uint64(ci+3)), tc.m)
 			y := s.ToEigen(nil, randomState(s, 0.6, uint64(ci+7)))
 			jac, asym := jacobianOf(s, y)
-			n := s.Len()
-			fp, fm := make([]float64, n), make([]float64, n)
-			var num, den float64
-			for j := 0; j < n; j++ {
-				const h = 1e-6
-				orig := y[j]
-				y[j] = orig + h
-				s.DerivEigen(fp, y)
-				y[j] = orig - h
-				s.DerivEigen(fm, y)
-				y[j] = orig
-				for i := 0; i < n; i++ {
-					fd := (fp[i] - fm[i]) / (2 * h)
-					num += (jac.At(i, j) - fd) * (jac.At(i, j) - fd)
-					den += fd * fd
-				}
-			}
-			if rel := math.Sqrt(num / den); rel > 1e-7 {
+			if rel := jacobianFDError(s, jac, y, 1e-6); rel > 1e-7 {
 				t.Errorf("analytic Jacobian differs from finite differences by %.3g relative", rel)
 			}
 			if asym > 1e-12 {

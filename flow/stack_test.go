@@ -133,22 +133,7 @@ func TestStackGradientAndJacobian(t *testing.T) {
 			if asym > 1e-10 {
 				t.Errorf("%s, %+v: Jacobian asymmetry %.3g", name, m, asym)
 			}
-			fp, fm := make([]float64, n), make([]float64, n)
-			var num, den float64
-			for j := 0; j < n; j++ {
-				orig := y[j]
-				y[j] = orig + h
-				s.DerivEigen(fp, y)
-				y[j] = orig - h
-				s.DerivEigen(fm, y)
-				y[j] = orig
-				for i := 0; i < n; i++ {
-					d := (fp[i] - fm[i]) / (2 * h)
-					num += (jac.At(i, j) - d) * (jac.At(i, j) - d)
-					den += d * d
-				}
-			}
-			if rel := math.Sqrt(num / den); rel > 1e-7 {
+			if rel := jacobianFDError(s, jac, y, h); rel > 1e-7 {
 				t.Errorf("%s, %+v: the Jacobian is %.3g off central differences", name, m, rel)
 			}
 		}
