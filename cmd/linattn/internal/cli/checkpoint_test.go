@@ -51,6 +51,31 @@ func killedRun(t *testing.T, out string, T float64, args []string) {
 	}
 }
 
+// savedOnceAfter returns a context under which every checkpoint file is
+// saved once, when its run first asks past time after, and the bytes of
+// each as saved then, by path (to read once the runs have returned).
+func savedOnceAfter(t *testing.T, after float64) (context.Context, map[string][]byte) {
+	var mu sync.Mutex
+	atKill := map[string][]byte{}
+	ctx := withTestHooks(context.Background(), &testHooks{
+		checkpointDue: func(path string, tt float64) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return atKill[path] == nil && tt > after
+		},
+		checkpointed: func(path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			atKill[path] = b
+			mu.Unlock()
+		},
+	})
+	return ctx, atKill
+}
+
 // TestCheckpointResume: a run killed after a checkpoint at about half
 // its time and run again continues from the checkpoint and writes the
 // .npz of the run that was not killed, byte for byte: under Auto (DOP853
@@ -323,24 +348,7 @@ func TestSweepCheckpoint(t *testing.T) {
 	if code, out := sweep(t, context.Background(), "-spec", specPath, "-o", whole, "-j", "2"); code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	var mu sync.Mutex
-	atKill := map[string][]byte{}
-	ctx := withTestHooks(context.Background(), &testHooks{
-		checkpointDue: func(path string, tt float64) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return atKill[path] == nil && tt > 4000
-		},
-		checkpointed: func(path string) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Error(err)
-			}
-			mu.Lock()
-			atKill[path] = b
-			mu.Unlock()
-		},
-	})
+	ctx, atKill := savedOnceAfter(t, 4000)
 	if code, out := sweep(t, ctx, "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || len(atKill) != 2 {
 		t.Fatalf("exit %d, %d checkpoints\n%s", code, len(atKill), out)
 	}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -32,24 +31,7 @@ func TestTrainCheckpoint(t *testing.T) {
 		if code, _, stderr := runCLI(t, append([]string{"train", "-o", whole, "-q"}, args...)...); code != ExitOK {
 			t.Fatalf("%s: exit %d: %s", name, code, stderr)
 		}
-		var mu sync.Mutex
-		atKill := map[string][]byte{}
-		ctx := withTestHooks(context.Background(), &testHooks{
-			checkpointDue: func(path string, tt float64) bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return atKill[path] == nil && tt > 1000
-			},
-			checkpointed: func(path string) {
-				b, err := os.ReadFile(path)
-				if err != nil {
-					t.Error(err)
-				}
-				mu.Lock()
-				atKill[path] = b
-				mu.Unlock()
-			},
-		})
+		ctx, atKill := savedOnceAfter(t, 1000)
 		if code, _, stderr := runCLIContext(t, ctx, append([]string{"train", "-o", out, "-q"}, args...)...); code != ExitOK || len(atKill) != 2 {
 			t.Fatalf("%s: exit %d, %d checkpoints saved, want 2: %s", name, code, len(atKill), stderr)
 		}
@@ -106,24 +88,7 @@ func TestSweepTrainCheckpoint(t *testing.T) {
 	if code, out := sweep(t, context.Background(), "-command", "train", "-spec", specPath, "-o", whole, "-j", "2"); code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	var mu sync.Mutex
-	atKill := map[string][]byte{}
-	ctx := withTestHooks(context.Background(), &testHooks{
-		checkpointDue: func(path string, tt float64) bool {
-			mu.Lock()
-			defer mu.Unlock()
-			return atKill[path] == nil && tt > 500
-		},
-		checkpointed: func(path string) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Error(err)
-			}
-			mu.Lock()
-			atKill[path] = b
-			mu.Unlock()
-		},
-	})
+	ctx, atKill := savedOnceAfter(t, 500)
 	if code, out := sweep(t, ctx, "-command", "train", "-spec", specPath, "-o", killed, "-j", "2"); code != 0 || len(atKill) != 4 {
 		t.Fatalf("exit %d, %d checkpoints, want 4\n%s", code, len(atKill), out)
 	}
