@@ -49,10 +49,10 @@ func (c *Checkpoint) Save(w io.Writer) error {
 	fw.Put(checkpointFormat, float64(c.n))
 	fw.Vec(c.rec.path.T)
 	fw.Vec(c.rec.path.Loss)
-	fw.Put(b2f(c.settle != nil))
+	fw.Bool(c.settle != nil)
 	fw.Vec(settleT)
 	fw.Vec(settleL)
-	fw.Put(b2f(c.rec.thinned()))
+	fw.Bool(c.rec.thinned())
 	if c.rec.thinned() {
 		c.rec.save(fw)
 	}
@@ -60,13 +60,6 @@ func (c *Checkpoint) Save(w io.Writer) error {
 		return err
 	}
 	return c.oc.Save(w)
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Resume is a Checkpoint read back (ReadCheckpoint), for
@@ -95,10 +88,10 @@ func ReadCheckpoint(r io.Reader) (*Resume, error) {
 	rs := &Resume{n: int(fr.Get())}
 	path := &rs.record.path
 	path.T, path.Loss = fr.Vec(), fr.Vec()
-	rs.settle = fr.Get() != 0
+	rs.settle = fr.Bool()
 	rs.settleT, rs.settleL = fr.Vec(), fr.Vec()
 	valid := true
-	if fr.Get() != 0 {
+	if fr.Bool() {
 		valid = rs.record.readRecords(fr, rs.n)
 	}
 	if fr.Err != nil {

@@ -165,7 +165,8 @@ func (r *passRecord) save(fw floatio.Writer) {
 	}
 	fw.Vec(hits)
 	fw.Vec(rec.original())
-	fw.Put(float64(st.stride), float64(st.count), b2f(st.tests))
+	fw.Put(float64(st.stride), float64(st.count))
+	fw.Bool(st.tests)
 	fw.Vec(st.t)
 	for k := range st.rows() {
 		fw.Vec(st.val[k])
@@ -182,7 +183,7 @@ func (r *passRecord) readRecords(fr *floatio.Reader, n int) bool {
 	}
 	var hits []float64
 	rec.t, rec.loss, hits, rec.states = fr.Vec(), fr.Vec(), fr.Vec(), fr.Vec()
-	st.stride, st.count, st.tests = int(fr.Get()), int(fr.Get()), fr.Get() != 0
+	st.stride, st.count, st.tests = int(fr.Get()), int(fr.Get()), fr.Bool()
 	st.t = fr.Vec()
 	for k := range st.rows() {
 		st.val[k] = fr.Vec()
