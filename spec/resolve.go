@@ -82,7 +82,7 @@ func resolve(given *Spec, memoryLimit float64, groups ...Group) (*Job, error) {
 	for _, g := range groups {
 		reads[g] = true
 	}
-	if err := s.checkGiven(slices.Compact(slices.Sorted(maps.Keys(reads)))); err != nil {
+	if err := s.checkGiven(slices.Sorted(maps.Keys(reads))); err != nil {
 		return nil, err
 	}
 	steps := []func() error{s.resolveModel, s.resolveSpectrum, s.resolveContext, s.resolveHeads, s.resolveStart}
@@ -229,11 +229,9 @@ func (s *resolver) defTo(name string, set func()) {
 	}
 }
 
+// resolveModel settles the model; a given one checkGiven checked.
 func (s *resolver) resolveModel() error {
 	s.def("model")
-	if s.Model != flow.Separate && s.Model != flow.Merged {
-		return fmt.Errorf("-model = %q, want separate or merged", s.Model)
-	}
 	return nil
 }
 
