@@ -67,12 +67,11 @@ func depthColor(l int) color.Color {
 
 // isoRun is a converged run of the isotropic setting.
 type isoRun struct {
-	alpha       float64
-	layers      int
-	tied        bool
-	final       float64
-	d, n        int
-	noise, cTok float64
+	alpha  float64
+	layers int
+	tied   bool
+	final  float64
+	d, n   int
 }
 
 func openIsoRuns(paths []string) ([]isoRun, error) {
@@ -115,7 +114,7 @@ func depthIsoPanel(paths []string) (*Panel, string, error) {
 	for _, a := range as { // every α run, labelled
 		p.XTicks = append(p.XTicks, Tick{Value: a, Label: strconv.FormatFloat(a, 'g', 3, 64)})
 	}
-	ls := sortedKeysInt(depths)
+	ls := slices.Sorted(maps.Keys(depths))
 	for _, l := range ls {
 		col := depthColor(l)
 		var xs, common, steps []float64
@@ -149,15 +148,6 @@ func depthIsoPanel(paths []string) (*Panel, string, error) {
 	}
 	caption := fmt.Sprintf("(a) x ~ N(0, I/D), w ~ N(0, I), D = %d: exact flow until settled, untied (filled) and tied (open), beside the D → ∞ loss of L steps of gradient descent with the best common step (Bordelon et al., solid) and with the best step per layer (dashed: 1/(1 + α + … + α^L)).", rs[0].d)
 	return p, caption, nil
-}
-
-func sortedKeysInt(m map[int]bool) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 // depthCurvesPanel is panel (b): each depth's loss against time, the
@@ -225,7 +215,7 @@ func depthTasksPanel(tasks, fresh []string, mc ReferenceMC) (*Panel, string, err
 	var sentences []string
 	var ridge theory.Estimate
 	var lo, hi float64
-	for _, l := range sortedKeysInt(keysOf(byDepth)) {
+	for _, l := range slices.Sorted(maps.Keys(byDepth)) {
 		rs, err := openTaskRuns(byDepth[l], flow.ReducedLayer)
 		if err != nil {
 			return nil, "", err
@@ -275,14 +265,6 @@ func depthTasksPanel(tasks, fresh []string, mc ReferenceMC) (*Panel, string, err
 	caption := fmt.Sprintf("(c) D = 8, N = 16, x ~ N(0, I), σ² = %g, K tasks N(0, I): the stack of reduced layers (merged, H = 1), dashed on fresh tasks; ridge %.3g, ±2 s.e. by Monte Carlo: %s.",
 		0.25, ridge.Mean, strings.Join(sentences, "; "))
 	return p, caption, nil
-}
-
-func keysOf(m map[int][]string) map[int]bool {
-	out := map[int]bool{}
-	for k := range m {
-		out[k] = true
-	}
-	return out
 }
 
 // powerTicks labels the K = 2^{4j} among the runs.
