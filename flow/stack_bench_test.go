@@ -31,7 +31,9 @@ func stackBenchSystem(b *testing.B, c stackBench) *System {
 }
 
 // BenchmarkStackDeriv times one evaluation of a stack's flow (its loss,
-// gradient and chain rule).
+// gradient and chain rule) and reports the size of its compiled loss
+// (docs/math.md, "Depth"): the distinct words, the D×D products of an
+// evaluation of the value and the term groups.
 func BenchmarkStackDeriv(b *testing.B) {
 	for _, c := range []stackBench{{8, 2, false}, {16, 2, false}, {16, 3, false}, {16, 3, true}, {8, 4, false}} {
 		b.Run(c.name(), func(b *testing.B) {
@@ -44,6 +46,10 @@ func BenchmarkStackDeriv(b *testing.B) {
 				s.DerivEigen(dy, y)
 			}
 			sinkF = dy[0]
+			p := s.stack.prog
+			b.ReportMetric(float64(p.Words()), "words")
+			b.ReportMetric(float64(p.Products()), "products")
+			b.ReportMetric(float64(p.Groups()), "groups")
 		})
 	}
 }

@@ -20,11 +20,10 @@ func populationPath(out string) string { return strings.TrimSuffix(out, ".npz") 
 // gradient flow of the training loss), with the states to resume from
 // found beside the output.
 type trainCheckpoints struct {
-	pop, train             *checkpointer
-	popResume              *flow.Resume
-	popSampling            *flow.SamplingProgress
-	trainResume            *train.Resume
-	popResumed, trainFound bool
+	pop, train  *checkpointer
+	popResume   *flow.Resume
+	popSampling *flow.SamplingProgress
+	trainResume *train.Resume
 }
 
 // newTrainCheckpoints opens the checkpointers of job (nil, nil with
