@@ -60,7 +60,7 @@ func NewIsotropicStack(d, n, layers int, noise float64) (*IsotropicStack, error)
 func (p *IsotropicStack) Polynomial() []float64 { return append([]float64(nil), p.poly...) }
 
 // Loss returns L(η) for the map A = ηD·I.
-func (p *IsotropicStack) Loss(eta float64) float64 { return horner(p.poly, eta) }
+func (p *IsotropicStack) Loss(eta float64) float64 { return theory.PolynomialAt(p.poly, eta) }
 
 // Optimum returns the step η* of least loss and the loss there, on
 // [0, 2/(1 + √(D/N))²] (theory.PolynomialMinimum; IsotropicGD.Optimum
@@ -107,12 +107,4 @@ func (p *IsotropicStack) Run(eta0 float64, times []float64) (eta, loss []float64
 		loss[i] = p.Loss(e)
 	}
 	return res.YEval, loss, nil
-}
-
-func horner(c []float64, x float64) float64 {
-	var v float64
-	for j := len(c) - 1; j >= 0; j-- {
-		v = v*x + c[j]
-	}
-	return v
 }

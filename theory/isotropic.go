@@ -106,7 +106,7 @@ func (p IsotropicGD) Loss(eta float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return polyAt(c, eta), nil
+	return PolynomialAt(c, eta), nil
 }
 
 // Optimum returns the step η* that minimizes the limit loss and the loss
@@ -135,15 +135,15 @@ func PolynomialMinimum(c []float64, lo, hi float64) (x, value float64, err error
 	for j := range deriv {
 		deriv[j] = float64(j+1) * c[j+1]
 	}
-	x, value = lo, polyAt(c, lo)
-	if v := polyAt(c, hi); v < value {
+	x, value = lo, PolynomialAt(c, lo)
+	if v := PolynomialAt(c, hi); v < value {
 		x, value = hi, v
 	}
 	const grid = 4096
-	prev, fPrev := lo, polyAt(deriv, lo)
+	prev, fPrev := lo, PolynomialAt(deriv, lo)
 	for i := 1; i <= grid; i++ {
 		cur := lo + (hi-lo)*float64(i)/grid
-		fCur := polyAt(deriv, cur)
+		fCur := PolynomialAt(deriv, cur)
 		if fPrev < 0 && fCur >= 0 { // a minimum of the polynomial in [prev, cur]
 			a, b := prev, cur
 			for k := 0; k < 200 && b-a > 0; k++ {
@@ -151,13 +151,13 @@ func PolynomialMinimum(c []float64, lo, hi float64) (x, value float64, err error
 				if m == a || m == b {
 					break
 				}
-				if polyAt(deriv, m) < 0 {
+				if PolynomialAt(deriv, m) < 0 {
 					a = m
 				} else {
 					b = m
 				}
 			}
-			if v := polyAt(c, b); v < value {
+			if v := PolynomialAt(c, b); v < value {
 				x, value = b, v
 			}
 		}
@@ -166,7 +166,8 @@ func PolynomialMinimum(c []float64, lo, hi float64) (x, value float64, err error
 	return x, value, nil
 }
 
-func polyAt(c []float64, x float64) float64 {
+// PolynomialAt returns Σ_j c_j x^j, by Horner's rule.
+func PolynomialAt(c []float64, x float64) float64 {
 	var v float64
 	for j := len(c) - 1; j >= 0; j-- {
 		v = v*x + c[j]
