@@ -107,13 +107,19 @@ func (d *Data) StackLoss(layers int, tied bool) (*StackLoss, error) {
 	}
 	c := compiledStack(layers, tied)
 	out := &StackLoss{Layers: layers, Tied: tied, Words: c.words}
+	// E[1/n^p] once per power, not per term: with NTPMax each is a sum
+	// over the lengths, and L = 4 has 10⁵ terms.
+	var inverse []float64
+	for p := 0; p <= 2*layers+1; p++ {
+		inverse = append(inverse, d.lengths.InversePower(p))
+	}
 	bind := func(terms []stackCounts) []StackTerm {
 		var st []StackTerm
 		for _, t := range terms {
 			var coef float64
 			for p, k := range t.counts {
 				if k != 0 {
-					coef += float64(k) * d.lengths.InversePower(p)
+					coef += float64(k) * inverse[p]
 				}
 			}
 			if coef != 0 {
