@@ -37,9 +37,9 @@ type stack struct {
 	noise float64
 	tests *stackTests
 	// Per set of heads: its map M (eigen coordinates), Ã, ∂L/∂Ã, the
-	// residual G and Gᵀ; vq the separate heads' rows v_i q_{i,r}.
-	m, at, grad, g, gt [][]float64
-	vq                 []float64
+	// residual G and Gᵀ, and the separate heads' rows v_i q_{i,r} (empty
+	// for merged heads), which evaluate leaves for deriv's chain rule.
+	m, at, grad, g, gt, vq [][]float64
 }
 
 // CheckDepth validates Layers and Tied: a stack of 2 to
@@ -98,8 +98,9 @@ func newStack(s *System) (*stack, error) {
 	st.m, st.at, st.grad = matrices(st.sets, dd), matrices(st.sets, dd), matrices(st.sets+1, dd)
 	st.grad[0] = nil // M̃ does not vary
 	st.g, st.gt = matrices(st.sets, dd), matrices(st.sets, dd)
+	st.vq = matrices(st.sets, 0)
 	if m.Kind == Separate {
-		st.vq = make([]float64, m.H*m.R*d)
+		st.vq = matrices(st.sets, m.H*m.R*d)
 	}
 	return st, nil
 }
@@ -195,7 +196,7 @@ func (st *stack) set(y []float64, l int) []float64 { return y[l*st.setLen : (l+1
 func (st *stack) evaluate(ev *traces.Eval, y []float64, signal []float64, weights []float64) float64 {
 	d := st.d
 	for l := 0; l < st.sets; l++ {
-		effectiveMapTo(st.m[l], st.vq, st.set(y, l), st.model, d)
+		effectiveMapTo(st.m[l], st.vq[l], st.set(y, l), st.model, d)
 		m, at := st.m[l], st.at[l]
 		for i := 0; i < d; i++ {
 			for j := 0; j < d; j++ {
@@ -244,9 +245,7 @@ func (st *stack) deriv(dydt, y []float64) {
 	}
 	st.residuals(st.grad, st.g, st.gt, 1/tau)
 	for l := 0; l < st.sets; l++ {
-		yl := st.set(y, l)
-		effectiveMapTo(st.m[l], st.vq, yl, st.model, st.d) // the rows v_i q of this set
-		separateChain(st.set(dydt, l), yl, st.vq, st.g[l], st.gt[l], st.model.H, st.model.R, st.d)
+		separateChain(st.set(dydt, l), st.set(y, l), st.vq[l], st.g[l], st.gt[l], st.model.H, st.model.R, st.d)
 	}
 }
 
