@@ -35,12 +35,12 @@ func Run(s *flow.System, tr *flow.Trajectory) []export.Array {
 		arrays = append(arrays, export.Floats(output.StateTimes, st, len(st)))
 	}
 	arrays = append(arrays, heads(s, tr.States[:nt*n], nt)...)
-	data := Law(s.Data)
-	if !s.Plan().PaperTheory {
-		data[len(data)-1] = export.Floats(output.Plateaus, tr.Plateaus, len(tr.Plateaus))
+	if s.Plan().PaperTheory {
+		arrays = append(arrays, Law(s.Data)...)
+	} else {
+		arrays = append(arrays, LawWithPlateaus(s.Data, tr.Plateaus)...)
 	}
-	arrays = append(arrays, data...)
-	arrays = append(arrays, transitions(tr.Transitions)...)
+	arrays = append(arrays, Transitions(tr.Transitions)...)
 	arrays = append(arrays, Extras(s.Model, s.Dim(), tr.States, nt)...)
 	if tr.TestICL != nil {
 		arrays = append(arrays, export.Floats(output.TestICL, tr.TestICL, ns))
@@ -110,9 +110,9 @@ func heads(s *flow.System, states []float64, nt int) []export.Array {
 	return append(arrays, export.Floats(output.Map, maps, shape(d, d)...))
 }
 
-// transitions lays out the drops read off a run: Transitions (their
+// Transitions lays out the drops read off a run: Transitions (their
 // times) and TransitionM (the plateau each reaches).
-func transitions(tns []flow.Transition) []export.Array {
+func Transitions(tns []flow.Transition) []export.Array {
 	ms := make([]int64, len(tns))
 	ts := make([]float64, len(tns))
 	for i, tn := range tns {

@@ -155,6 +155,12 @@ func (m *Model) Len() int {
 	return m.flowModel().StateLen(m.D)
 }
 
+// TransformerWeights views the unrestricted transformer's weights theta:
+// layer l's head h, its W^V and W^KQ, each (D+1)×(D+1) row-major.
+func (m *Model) TransformerWeights(theta []float64, l, h int) (v, kq []float64) {
+	return transformerWeights(theta, m.D+1, m.H, l, h)
+}
+
 // GDForm returns, for each layer of the unrestricted transformer at
 // theta, the part of its squared weights in the blocks of the stack of
 // gradient-descent layers (docs/math.md, "Depth"): W^V's label–label

@@ -270,26 +270,21 @@ func transformerArrays(job *spec.Job, tr *train.Trainer, res *flow.Trajectory, c
 	form := make([]float64, 0, ns*l)
 	for i := 0; i < ns; i++ {
 		theta := res.States[i*n : (i+1)*n]
-		for k := 0; k < l*h; k++ {
-			wv = append(wv, theta[2*k*d1*d1:(2*k+1)*d1*d1]...)
-			wkq = append(wkq, theta[(2*k+1)*d1*d1:(2*k+2)*d1*d1]...)
+		for k := 0; k < l; k++ {
+			for hd := 0; hd < h; hd++ {
+				v, kq := m.TransformerWeights(theta, k, hd)
+				wv, wkq = append(wv, v...), append(wkq, kq...)
+			}
 		}
 		form = append(form, m.GDForm(theta)...)
 	}
-	ts := make([]float64, len(res.Transitions))
-	ms := make([]int64, len(res.Transitions))
-	for i, tn := range res.Transitions {
-		ts[i], ms[i] = tn.T, int64(tn.M)
-	}
-	data := layout.Law(job.System.Data)
-	data[len(data)-1] = export.Floats(output.Plateaus, c.plateaus, len(c.plateaus))
 	arrays := []export.Array{
 		export.Floats(output.Times, res.Times, ns), export.Floats(output.Loss, res.Loss, ns),
 		export.Floats(output.TransformerValue, wv, ns, l, h, d1, d1), export.Floats(output.TransformerKeyQuery, wkq, ns, l, h, d1, d1),
 		export.Floats(output.GDForm, form, ns, l),
 	}
-	arrays = append(arrays, data...)
-	return append(arrays, export.Floats(output.Transitions, ts, len(ts)), export.Ints(output.TransitionM, ms, len(ms)))
+	arrays = append(arrays, layout.LawWithPlateaus(job.System.Data, c.plateaus)...)
+	return append(arrays, layout.Transitions(res.Transitions)...)
 }
 
 // testLosses evaluates the test sets at every sample (nil without them).
