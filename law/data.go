@@ -243,10 +243,12 @@ func Covariance(eigs []float64, vecs *mat.Dense) (*mat.Dense, error) {
 
 // EYZ returns E[y_q z] = vec(Λ²) ∈ R^{D²} (paper eq. Eyz; vec stacks
 // columns).
-func (d *Data) EYZ() []float64 {
-	l2 := d.fromEigen(square(d.lambda))
-	return vec(l2)
-}
+func (d *Data) EYZ() []float64 { return d.VecFromEigen(square(d.lambda)) }
+
+// VecFromEigen returns vec(V diag(w) Vᵀ) (columns stacked), the matrix
+// with eigenvalues w in the law's eigenbasis V, in the order of the
+// network on z's weights (paper eq. attnM-mlp).
+func (d *Data) VecFromEigen(w []float64) []float64 { return vec(d.fromEigen(w)) }
 
 // EZZ returns E[z zᵀ] = Λ ⊗ A as an explicit D²×D² matrix (paper eq. Ezz).
 // It is for inspection and tests; the flow never forms it.

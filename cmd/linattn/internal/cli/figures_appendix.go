@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/linattn/linattn/figures"
-	"github.com/linattn/linattn/law"
 	"github.com/linattn/linattn/mlp"
 	"github.com/linattn/linattn/output"
 	"github.com/linattn/linattn/spec"
@@ -114,28 +113,11 @@ func mergedWeightsFigure(path string) (*figures.Figure, error) {
 	for _, y := range tr.States {
 		nw.W1 = append(nw.W1, y[h:])
 	}
-	nw.Solution = vecFromEigen(job.Data, job.Data.MapEigenvalues())
+	nw.Solution = job.Data.VecFromEigen(job.Data.MapEigenvalues())
 	inv := job.Data.Lambda()
 	for i, l := range inv {
 		inv[i] = 1 / l
 	}
-	nw.LambdaInv = vecFromEigen(job.Data, inv)
+	nw.LambdaInv = job.Data.VecFromEigen(inv)
 	return figures.MergedWeights(path, nw)
-}
-
-// vecFromEigen is vec(V diag(w) Vᵀ), V the eigenvectors of Λ.
-func vecFromEigen(data *law.Data, w []float64) []float64 {
-	v := data.Vecs()
-	d := len(w)
-	out := make([]float64, d*d)
-	for a := 0; a < d; a++ {
-		for b := 0; b < d; b++ {
-			var s float64
-			for e, we := range w {
-				s += v.At(a, e) * we * v.At(b, e)
-			}
-			out[b*d+a] = s
-		}
-	}
-	return out
 }
