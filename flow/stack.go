@@ -186,6 +186,17 @@ func (st *stack) whiten(x []float64) []float64 {
 	return out
 }
 
+// whitenT sets dst to Λ^½ mᵀ Λ^½ of a D×D map m in eigen coordinates:
+// the whitened preconditioner Ã = Λ^½ Mᵀ Λ^½ of a map, or its change.
+func (st *stack) whitenT(dst, m []float64) {
+	d := st.d
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			dst[i*d+j] = st.sqrtLam[i] * m[j*d+i] * st.sqrtLam[j]
+		}
+	}
+}
+
 // set returns the heads of set l in y.
 func (st *stack) set(y []float64, l int) []float64 { return y[l*st.setLen : (l+1)*st.setLen] }
 
@@ -197,13 +208,8 @@ func (st *stack) evaluate(ev *traces.Eval, y []float64, signal []float64, weight
 	d := st.d
 	for l := 0; l < st.sets; l++ {
 		effectiveMapTo(st.m[l], st.vq[l], st.set(y, l), st.model, d)
-		m, at := st.m[l], st.at[l]
-		for i := 0; i < d; i++ {
-			for j := 0; j < d; j++ {
-				at[i*d+j] = st.sqrtLam[i] * m[j*d+i] * st.sqrtLam[j]
-			}
-		}
-		ev.Set(1+l, at)
+		st.whitenT(st.at[l], st.m[l])
+		ev.Set(1+l, st.at[l])
 	}
 	if signal != nil {
 		ev.Set(0, signal)

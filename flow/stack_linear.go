@@ -44,12 +44,7 @@ func (sl *stackLinearization) apply(dst, dy []float64) {
 	st, d := sl.st, sl.st.d
 	for l := 0; l < st.sets; l++ {
 		mapChange(sl.dm[l], st.set(sl.y, l), st.set(dy, l), st.model, d)
-		dm, dir := sl.dm[l], sl.dir[1+l]
-		for i := 0; i < d; i++ {
-			for j := 0; j < d; j++ {
-				dir[i*d+j] = st.sqrtLam[i] * dm[j*d+i] * st.sqrtLam[j]
-			}
-		}
+		st.whitenT(sl.dir[1+l], sl.dm[l])
 	}
 	sl.eval.GradientDir(sl.hv, sl.dir)
 	st.residuals(sl.hv, sl.dg, sl.dgt, 1)
