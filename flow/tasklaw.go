@@ -167,6 +167,15 @@ type testLosses struct {
 	err  error
 }
 
+// share lets the test losses' products and moments share their work
+// among procs processors (System.setWorkers).
+func (t *testLosses) share(procs int) {
+	t.coef.prod.share(procs)
+	for _, mo := range t.sets {
+		shareMoments(mo, procs)
+	}
+}
+
 // TestLosses returns the exact population losses at y (original basis) on
 // the in-context test set (every w ~ N(0, Ω_test)), on the in-weight one
 // (the query labeled by a fixed task, context labels independent of the
@@ -186,7 +195,6 @@ func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 	t := &s.law.tests
 	if t.coef == nil {
 		t.coef = NewCoefficients(s.d, s.Model)
-		t.coef.prod.share(s.workers)
 		sets := []law.Sequences{law.InContextTest}
 		if s.Data.HasFixed() {
 			sets = append(sets, law.InWeightTest, law.InDistributionTest)
@@ -195,10 +203,10 @@ func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 			// The sets are valid for the data (law.Data.Moments checks the
 			// same conditions as NewSystem's training moments).
 			if mo, err := s.featureMoments(set); err == nil {
-				shareMoments(mo, s.workers)
 				t.sets[i] = mo
 			}
 		}
+		t.share(s.workers)
 	}
 	t.coef.At(y)
 	out := [3]float64{math.NaN(), math.NaN(), math.NaN()}

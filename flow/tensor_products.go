@@ -36,9 +36,11 @@ func newTensorProducts(c *Coefficients) *tensorProducts {
 	d1, p := c.d+1, c.hr()
 	a0, b1 := c.tensorRange()
 	ra, nb := d1-a0, b1*c.d
-	return &tensorProducts{c: c, a0: a0, off: a0 * d1 * c.d, ra: ra, nb: nb,
+	tp := &tensorProducts{c: c, a0: a0, off: a0 * d1 * c.d, ra: ra, nb: nb,
 		a: make([]float64, 2*p*ra), b: make([]float64, 2*p*nb), dtT: make([]float64, nb*ra),
-		ga: make([]float64, p*ra), gb: make([]float64, p*nb), workers: gemm.Workers(p, nb, ra, 0)}
+		ga: make([]float64, p*ra), gb: make([]float64, p*nb)}
+	tp.share(0)
+	return tp
 }
 
 // share sets the processors the products may share their work among

@@ -18,10 +18,7 @@ func (s *System) setWorkers(procs int) (was int) {
 		shareMoments(f.train, procs)
 	}
 	if t := &s.law.tests; t.coef != nil {
-		t.coef.prod.share(procs)
-		for _, mo := range t.sets {
-			shareMoments(mo, procs)
-		}
+		t.share(procs)
 	}
 	return was
 }
