@@ -27,11 +27,7 @@ type stackTestLaw struct {
 
 func (st *stack) newTests(data *law.Data) (*stackTests, error) {
 	t := &stackTests{eval: st.prog.NewEval(st.d)}
-	sets := []law.Sequences{law.InContextTest}
-	if data.HasFixed() {
-		sets = append(sets, law.InWeightTest, law.InDistributionTest)
-	}
-	for i, set := range sets {
+	for i, set := range testSequences(data) {
 		tm, err := data.TaskMoments(set, true)
 		if err != nil {
 			return nil, err

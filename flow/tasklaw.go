@@ -167,6 +167,16 @@ type testLosses struct {
 	err  error
 }
 
+// testSequences are the test sets of data, in the order of the test
+// losses: the in-context test, and with fixed tasks the in-weight and
+// in-distribution ones (Plan.Tests).
+func testSequences(data *law.Data) []law.Sequences {
+	if data.HasFixed() {
+		return []law.Sequences{law.InContextTest, law.InWeightTest, law.InDistributionTest}
+	}
+	return []law.Sequences{law.InContextTest}
+}
+
 // share lets the test losses' products and moments share their work
 // among procs processors (System.setWorkers).
 func (t *testLosses) share(procs int) {
@@ -195,11 +205,7 @@ func (s *System) TestLossesEigen(y []float64) (icl, iwl, idg float64) {
 	t := &s.law.tests
 	if t.coef == nil {
 		t.coef = NewCoefficients(s.d, s.Model)
-		sets := []law.Sequences{law.InContextTest}
-		if s.Data.HasFixed() {
-			sets = append(sets, law.InWeightTest, law.InDistributionTest)
-		}
-		for i, set := range sets {
+		for i, set := range testSequences(s.Data) {
 			// The sets are valid for the data (law.Data.Moments checks the
 			// same conditions as NewSystem's training moments).
 			if mo, err := s.featureMoments(set); err == nil {
