@@ -200,17 +200,21 @@ func (st *stack) whitenT(dst, m []float64) {
 // set returns the heads of set l in y.
 func (st *stack) set(y []float64, l int) []float64 { return y[l*st.setLen : (l+1)*st.setLen] }
 
-// evaluate sets in ev the whitened maps of y's head sets,
-// Ã_ℓ = Λ^½M_ℓᵀΛ^½, and the task moment signal (nil: the one set), and
-// returns the terms' sum with the weights (of the signal and the noise
-// terms).
-func (st *stack) evaluate(ev *traces.Eval, y []float64, signal []float64, weights []float64) float64 {
-	d := st.d
+// setMaps sets in ev the whitened maps of y's head sets,
+// Ã_ℓ = Λ^½M_ℓᵀΛ^½ (and leaves M_ℓ and the rows v_i q in st).
+func (st *stack) setMaps(ev *traces.Eval, y []float64) {
 	for l := 0; l < st.sets; l++ {
-		effectiveMapTo(st.m[l], st.vq[l], st.set(y, l), st.model, d)
+		effectiveMapTo(st.m[l], st.vq[l], st.set(y, l), st.model, st.d)
 		st.whitenT(st.at[l], st.m[l])
 		ev.Set(1+l, st.at[l])
 	}
+}
+
+// evaluate sets in ev the whitened maps of y (setMaps) and the task
+// moment signal (nil: the one set), and returns the terms' sum with the
+// weights (of the signal and the noise terms).
+func (st *stack) evaluate(ev *traces.Eval, y []float64, signal []float64, weights []float64) float64 {
+	st.setMaps(ev, y)
 	if signal != nil {
 		ev.Set(0, signal)
 	}

@@ -41,19 +41,22 @@ func (st *stack) newTests(data *law.Data) (*stackTests, error) {
 // losses at y (eigen coordinates); NaN for a test the law has not.
 func (st *stack) testLosses(y []float64) (icl, iwl, idg float64) {
 	out := [3]float64{math.NaN(), math.NaN(), math.NaN()}
+	ev := st.tests.eval
+	st.setMaps(ev, y) // the same maps for every test law: only M̃ differs
 	for i, tl := range st.tests.sets {
 		if tl == nil {
 			continue
 		}
+		ev.Set(0, tl.task)
 		if tl.independent {
 			var tr float64
 			for k := 0; k < st.d; k++ {
 				tr += tl.task[k*st.d+k]
 			}
-			out[i] = st.evaluate(st.tests.eval, y, tl.task, []float64{0, tl.labelVar}) + tr + tl.noise
+			out[i] = ev.Value([]float64{0, tl.labelVar}) + tr + tl.noise
 			continue
 		}
-		out[i] = st.evaluate(st.tests.eval, y, tl.task, []float64{1, tl.noise}) + tl.noise
+		out[i] = ev.Value([]float64{1, tl.noise}) + tl.noise
 	}
 	return out[0], out[1], out[2]
 }
